@@ -1,0 +1,50 @@
+"""Sessions: report (run + build), tests, docs, lint. Thin: install, then call the CLI."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+TORCH_CPU = "torch==2.13.0"  # the CPU build on this kind of machine's local disk
+DEFAULT_RECIPES = ["recipes/quickstart.yaml"]
+
+
+def _install(session: nox.Session, *extras: str) -> None:
+    session.install(TORCH_CPU)
+    spec = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", spec)
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """Run recipes (default: recipes/quickstart.yaml) and build the site into docs/_build/html."""
+    recipes = session.posargs or DEFAULT_RECIPES
+    _install(session)
+    extra = session.run("reportgen", "requirements", *recipes, silent=True, external=False)
+    if extra and extra.strip():
+        session.install(*extra.split())
+    session.run("reportgen", "report", *recipes, "--results", "results", "--out", "docs")
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The test suite (CPU only; real torch.compile and Sphinx builds)."""
+    _install(session, "test")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the site from whatever bundles results/ holds."""
+    _install(session)
+    session.run("reportgen", "build", "results", "--out", "docs")
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")

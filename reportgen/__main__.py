@@ -1,0 +1,7 @@
+"""`python -m reportgen`."""
+
+import sys
+
+from reportgen.cli import main
+
+sys.exit(main())

@@ -1,0 +1,165 @@
+"""The kernel table: where device time (GPU runs) or CPU time (CPU runs) goes, by kernel or op name.
+
+Definitions:
+
+- **GPU** (`cuda`): every complete event with Kineto `cat` in {kernel, gpu_memcpy, gpu_memset}, aggregated
+  by name: total duration (us) and count. GPU-side spans (`gpu_user_annotation`, e.g.
+  `## Call CompiledFxGraph <key> ##`) are not work and are never counted. Durations are summed without
+  overlap correction (concurrent streams add up), like PyTorch's own `wrapper.py -p`.
+- **CPU** (`cpu`): *self* time of `cpu_op` events, i.e. duration minus the durations of direct children,
+  found per (pid, tid) with a stack sweep over `cpu_op` and `user_annotation` events sorted by start (the
+  same definition as the profiler's "Self CPU"). Spans that are not work (`ProfilerStep#N`,
+  `Torch-Compiled Region: ...`, `CompiledFunction[Backward]`, `## ... ##`, anything of cat
+  `user_annotation`) take part in the sweep as parents, so they are subtracted from an enclosing op's time,
+  but get no row: their own time (Dynamo guards, Python wrapper code) is left out of the table.
+  When the trace has `ProfilerStep#N` spans, only ops starting inside one are counted. Ops with zero self
+  time are dropped.
+- Inductor C++ kernels keep their profiled name `graph_<n>_cpp_fused_...`: the `graph_<n>_` prefix is
+  what tells apart same-named kernels of different compiled graphs (kernel numbering restarts per graph).
+
+Events without a numeric `ts`/`dur` or a string `name` are skipped. `share` is each row's fraction of
+the table's total; rows are sorted by time, descending (then by name).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from reportgen.analyze.categories import categorize
+from reportgen.analyze.trace import Event, Trace
+from reportgen.bundle.model import Kernel, KernelTable
+
+__all__ = ["CPU_SPAN_NAMES", "GPU_WORK_CATS", "is_cpu_span", "kernel_table"]
+
+GPU_WORK_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+"""Kineto categories of GPU work."""
+
+CPU_SPAN_NAMES = frozenset({"CompiledFunction", "CompiledFunctionBackward"})
+"""CPU op names that are spans around work, not work (besides the prefixes in `is_cpu_span`)."""
+
+_STEP_PREFIX = "ProfilerStep#"
+_CPU_SWEEP_CATS = frozenset({"cpu_op", "user_annotation"})
+
+
+@dataclass(frozen=True)
+class _Op:
+    """A complete event with valid timing."""
+
+    name: str
+    cat: str
+    ts: float
+    dur: float
+    thread: tuple[object, object]
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+
+def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: int) -> KernelTable:
+    """Aggregate the trace's kernels (GPU) or CPU ops (CPU) by name; see the module docstring.
+
+    :param trace: the loaded trace
+    :param device: `cuda` for device activity, `cpu` for CPU-op self time
+    :param profiled_steps: how many steps the trace covers (recorded in the table, not used to divide)
+    """
+    if device == "cuda":
+        samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.events) if op.cat in GPU_WORK_CATS)
+    else:
+        samples = _iter_cpu_self_times(trace.events)
+    time_us: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    categories: dict[str, str] = {}
+    for name, cat, duration_us in samples:
+        if name not in categories:
+            categories[name] = categorize(name, cat, device)
+        time_us[name] = time_us.get(name, 0.0) + duration_us
+        counts[name] = counts.get(name, 0) + 1
+    total_us = sum(time_us.values())
+    kernels = [
+        Kernel(
+            name=name,
+            category=categories[name],
+            device_time_us=time_us[name],
+            count=counts[name],
+            share=time_us[name] / total_us if total_us > 0 else 0.0,
+        )
+        for name in sorted(time_us, key=lambda name: (-time_us[name], name))
+    ]
+    return KernelTable(device=device, profiled_steps=profiled_steps, total_us=total_us, kernels=kernels)
+
+
+def is_cpu_span(name: str, cat: str) -> bool:
+    """Whether a CPU event is a span around work (step, compiled region, annotation) rather than work."""
+    return (
+        cat == "user_annotation"
+        or name.startswith((_STEP_PREFIX, "Torch-Compiled Region"))
+        or name in CPU_SPAN_NAMES
+        or (len(name) >= 4 and name.startswith("##") and name.endswith("##"))
+    )
+
+
+def _iter_ops(events: Iterable[Event]) -> Iterator[_Op]:
+    """Events with a string name and numeric, non-negative `ts` and `dur`."""
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        name, ts, dur = event.get("name"), _number(event.get("ts")), _number(event.get("dur"))
+        if not isinstance(name, str) or ts is None or dur is None or dur < 0:
+            continue
+        cat = event.get("cat")
+        thread = (event.get("pid"), event.get("tid"))
+        yield _Op(name, cat if isinstance(cat, str) else "", ts, dur, thread)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _iter_cpu_self_times(events: Sequence[Event]) -> Iterator[tuple[str, str, float]]:
+    """(name, cat, self time in us) of every CPU op with self time > 0, within profiler steps if any."""
+    ops = list(_iter_ops(events))
+    steps = _step_windows(ops)
+    threads: dict[tuple[object, object], list[_Op]] = {}
+    for op in ops:
+        if op.cat in _CPU_SWEEP_CATS:
+            threads.setdefault(op.thread, []).append(op)
+    for thread_ops in threads.values():
+        for op, self_us in _self_times(thread_ops):
+            if self_us <= 0 or op.cat != "cpu_op" or is_cpu_span(op.name, op.cat):
+                continue
+            if not steps or _in_steps(op.ts, steps):
+                yield op.name, op.cat, self_us
+
+
+def _self_times(ops: list[_Op]) -> list[tuple[_Op, float]]:
+    """Stack sweep over one thread's ops: each op's duration minus its direct children's."""
+    ops = sorted(ops, key=lambda op: (op.ts, -op.dur))
+    children_us = [0.0] * len(ops)
+    stack: list[int] = []
+    for index, op in enumerate(ops):
+        while stack and op.ts >= ops[stack[-1]].end:
+            stack.pop()
+        if stack:
+            children_us[stack[-1]] += op.dur
+        stack.append(index)
+    return [(op, max(op.dur - child_us, 0.0)) for op, child_us in zip(ops, children_us, strict=True)]
+
+
+def _step_windows(ops: list[_Op]) -> list[tuple[float, float]]:
+    """Sorted (start, end) of the CPU-side `ProfilerStep#N` spans."""
+    return sorted(
+        (op.ts, op.end) for op in ops if op.name.startswith(_STEP_PREFIX) and not op.cat.startswith("gpu_")
+    )
+
+
+def _in_steps(ts: float, steps: list[tuple[float, float]]) -> bool:
+    """Whether `ts` falls in one of the (sorted, non-overlapping) step windows."""
+    index = bisect_right(steps, (ts, math.inf)) - 1
+    return index >= 0 and ts < steps[index][1]

@@ -1,0 +1,162 @@
+"""Read a torch.profiler (Kineto) chrome trace into a `Trace`.
+
+The whole file is loaded at once (orjson, gzip). Consumers see only `Trace`, so a streaming reader can
+replace the internals later. Raw events are passed through untouched: consumers skip events that lack
+what they need (`ts`, `dur`, `name`) instead of failing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from reportgen.errors import AnalysisError
+
+__all__ = ["DeviceProperties", "Event", "Trace", "load_trace"]
+
+Event = Mapping[str, Any]
+"""One raw chrome-trace event (`ph`, `cat`, `name`, `pid`, `tid`, `ts` and `dur` in us, `args`)."""
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    """One GPU from the trace header's `deviceProperties`."""
+
+    index: int
+    name: str
+    total_memory_bytes: int | None = None
+    multiprocessor_count: int | None = None
+    capability: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A loaded chrome trace: header metadata and the raw events.
+
+    :param path: the file it was read from
+    :param events: `traceEvents`, in file order (`ts`/`dur` are microseconds whatever the display unit)
+    :param device_properties: the GPUs the profiler saw (empty for CPU-only traces)
+    :param display_time_unit: `displayTimeUnit` ("ms" or "ns"); affects viewers only
+    :param base_time_ns: `baseTimeNanoseconds`, the epoch offset of `ts`
+    :param distributed_info: `distributedInfo` (rank, world size, backend) for distributed runs
+    """
+
+    path: Path
+    events: Sequence[Event] = field(repr=False)
+    device_properties: tuple[DeviceProperties, ...] = ()
+    display_time_unit: str | None = None
+    base_time_ns: int | None = None
+    distributed_info: Mapping[str, Any] | None = None
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Load a `.json.gz` or `.json` chrome trace.
+
+    :param path: the trace file (gzip is detected by suffix or magic bytes)
+    :raises AnalysisError: the file is missing, unreadable, not gzip/JSON, or not a chrome trace
+    """
+    path = Path(path)
+    data = _parse_json(_decompress(_read_bytes(path), path), path)
+    events = data["traceEvents"]
+    unit = data.get("displayTimeUnit")
+    base = data.get("baseTimeNanoseconds")
+    dist = data.get("distributedInfo")
+    return Trace(
+        path=path,
+        events=events,
+        device_properties=_device_properties(data.get("deviceProperties")),
+        display_time_unit=unit if isinstance(unit, str) else None,
+        base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
+        distributed_info=dist if isinstance(dist, dict) else None,
+    )
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise AnalysisError(
+            "trace file not found", path=path, hint="check the bundle's manifest.json `trace_file`"
+        ) from None
+    except OSError as exc:
+        raise AnalysisError(f"cannot read trace file: {exc.strerror or exc}", path=path) from None
+
+
+def _decompress(raw: bytes, path: Path) -> bytes:
+    if not (path.suffix == ".gz" or raw.startswith(_GZIP_MAGIC)):
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except EOFError:
+        message = "truncated gzip: the compressed stream ends before its end marker"
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        message = f"invalid gzip data: {exc}"
+    raise AnalysisError(message, path=path, hint=_RERUN_HINT)
+
+
+def _parse_json(text: bytes, path: Path) -> dict[str, Any]:
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise AnalysisError(f"invalid JSON at byte {exc.pos}: {exc.msg}", path=path, hint=_RERUN_HINT) from None
+    if not isinstance(data, dict):
+        raise AnalysisError(
+            f"top level is a JSON {_json_kind(data)}, expected an object with `traceEvents`", path=path
+        )
+    if "traceEvents" not in data:
+        raise AnalysisError(
+            "no `traceEvents`: not a torch.profiler chrome trace",
+            path=path,
+            hint="export the trace with `prof.export_chrome_trace(path)`",
+        )
+    if not isinstance(data["traceEvents"], list):
+        raise AnalysisError(
+            f"`traceEvents` is a JSON {_json_kind(data['traceEvents'])}, expected an array", path=path
+        )
+    return data
+
+
+def _json_kind(value: object) -> str:
+    kinds: tuple[tuple[type | tuple[type, ...], str], ...] = (
+        (dict, "object"),
+        (list, "array"),
+        (str, "string"),
+        (bool, "boolean"),
+        ((int, float), "number"),
+    )
+    return next((kind for types, kind in kinds if isinstance(value, types)), "null")
+
+
+def _device_properties(raw: object) -> tuple[DeviceProperties, ...]:
+    """Typed GPUs from `deviceProperties`; malformed entries are skipped."""
+    if not isinstance(raw, list):
+        return ()
+    out: list[DeviceProperties] = []
+    for position, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        index = entry.get("id")
+        major, minor = entry.get("computeMajor"), entry.get("computeMinor")
+        out.append(
+            DeviceProperties(
+                index=index if isinstance(index, int) else position,
+                name=entry["name"],
+                total_memory_bytes=_int_or_none(entry.get("totalGlobalMem")),
+                multiprocessor_count=_int_or_none(entry.get("numSms")),
+                capability=f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) else None,
+            )
+        )
+    return tuple(out)
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

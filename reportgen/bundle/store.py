@@ -1,0 +1,259 @@
+"""Bundles on disk: atomic writes, validated reads, listing.
+
+Every write lands in a temporary sibling first and is renamed into place, so an interruption at
+any point leaves the previous bundle (or analysis file) readable. Writers of the *same* bundle
+must not run concurrently; writers of different bundles may.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from reportgen.bundle.model import SCHEMA_VERSION, Analysis, Manifest
+from reportgen.errors import BundleError
+
+__all__ = [
+    "ANALYSIS_FILE",
+    "MANIFEST_FILE",
+    "RECIPE_FILE",
+    "Bundle",
+    "iter_bundles",
+    "load_bundle",
+    "read_analysis",
+    "read_log_tail",
+    "read_manifest",
+    "read_recipe_text",
+    "recover_dir",
+    "replace_dir",
+    "write_analysis",
+    "write_bundle",
+]
+
+MANIFEST_FILE = "manifest.json"
+ANALYSIS_FILE = "analysis.json"
+RECIPE_FILE = "recipe.yaml"
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+_T = TypeVar("_T")
+_TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One bundle read from disk.
+
+    :param path: the bundle directory
+    :param manifest: its manifest.json
+    :param analysis: its analysis.json, or None before analysis (or for runs without a trace)
+    """
+
+    path: Path
+    manifest: Manifest
+    analysis: Analysis | None = None
+
+    @property
+    def name(self) -> str:
+        """The bundle's directory name."""
+        return self.path.name
+
+
+def _sibling(dest: Path, kind: str) -> Path:
+    return dest.with_name(f".{kind}-{dest.name}-{secrets.token_hex(4)}")
+
+
+def _siblings(dest: Path, kind: str) -> list[Path]:
+    pattern = re.compile(rf"^\.{kind}-{re.escape(dest.name)}-[0-9a-f]{{8}}$")
+    if not dest.parent.is_dir():
+        return []
+    return sorted(p for p in dest.parent.iterdir() if pattern.match(p.name))
+
+
+def recover_dir(dest: Path) -> None:
+    """Finish or undo a :func:`replace_dir` of `dest` that was interrupted.
+
+    Restores the previous directory when `dest` is missing, then removes leftover temporaries.
+    """
+    olds = _siblings(dest, "old")
+    if olds and not dest.exists():
+        olds.pop().rename(dest)
+    for leftover in olds + _siblings(dest, "tmp"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _swap_dir(src: Path, dest: Path) -> None:
+    """Replace directory `dest` by `src` (a sibling of it) with two renames.
+
+    At every instant either `dest` or its `.old-*` sibling holds a complete previous version.
+    """
+    old: Path | None = None
+    if dest.exists():
+        old = _sibling(dest, "old")
+        dest.rename(old)
+    try:
+        src.rename(dest)
+    except BaseException:
+        if old is not None:
+            old.rename(dest)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}-{secrets.token_hex(4)}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def replace_dir(dest: Path, populate: Callable[[Path], _T]) -> _T:
+    """Build directory `dest` anew: `populate` fills a temporary sibling, which then replaces it.
+
+    An interruption at any point leaves the previous `dest` readable (or restorable by
+    :func:`recover_dir`, which every call runs first); when `populate` raises, `dest` is untouched.
+
+    :returns: what `populate` returned
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    recover_dir(dest)
+    tmp = _sibling(dest, "tmp")
+    tmp.mkdir()
+    try:
+        result = populate(tmp)
+        _swap_dir(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return result
+
+
+def write_bundle(results_dir: Path, name: str, populate: Callable[[Path], Manifest]) -> Path:
+    """Write bundle `name` under `results_dir`, replacing any previous one atomically.
+
+    :param populate: writes the bundle's files into the directory it is given and returns the
+        manifest, which is then written as manifest.json
+    :returns: the bundle directory
+    """
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        raise BundleError(f"invalid bundle name {name!r}", path=results_dir)
+
+    def fill(tmp: Path) -> None:
+        manifest = populate(tmp)
+        _write_text_atomic(tmp / MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
+
+    replace_dir(results_dir / name, fill)
+    return results_dir / name
+
+
+def _validation_message(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(part) for part in item["loc"]) or "<root>"
+        parts.append(f"{where}: {item['msg']}")
+    more = error.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _read_model(path: Path, model: type[_ModelT]) -> _ModelT:
+    """Read and validate one schema-versioned JSON file."""
+    hint = "re-run the recipe to rewrite the bundle"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BundleError(f"missing {path.name}", path=path, hint=hint) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"cannot read {path.name}: {exc}", path=path, hint=hint) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BundleError(
+            f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno, hint=hint
+        ) from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != SCHEMA_VERSION:
+        raise BundleError(
+            f"unknown schema_version {version!r} (this reportgen reads {SCHEMA_VERSION})",
+            path=path,
+            hint="use the reportgen version that wrote it, or re-run the recipe",
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise BundleError(f"invalid {path.name}: {_validation_message(exc)}", path=path, hint=hint) from None
+
+
+def read_manifest(bundle_dir: Path) -> Manifest:
+    """Read a bundle's manifest.json; BundleError when missing, invalid or of an unknown schema."""
+    return _read_model(bundle_dir / MANIFEST_FILE, Manifest)
+
+
+def write_analysis(bundle_dir: Path, analysis: Analysis) -> Path:
+    """Write analysis.json into an existing bundle atomically; returns its path."""
+    path = bundle_dir / ANALYSIS_FILE
+    _write_text_atomic(path, analysis.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def read_analysis(bundle_dir: Path) -> Analysis | None:
+    """Read a bundle's analysis.json; None when there is none, BundleError when it is invalid."""
+    path = bundle_dir / ANALYSIS_FILE
+    if not path.exists():
+        return None
+    return _read_model(path, Analysis)
+
+
+def read_recipe_text(bundle_dir: Path) -> str | None:
+    """The recipe file as the user wrote it, or None when the bundle has none."""
+    try:
+        return (bundle_dir / RECIPE_FILE).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+
+
+def read_log_tail(bundle_dir: Path, log_file: str = "run.log", lines: int = 40) -> str | None:
+    """The last `lines` lines of the bundle's log, or None when it has none.
+
+    :param log_file: path inside the bundle (paths leading outside it are refused)
+    """
+    root = bundle_dir.resolve()
+    path = (root / log_file).resolve()
+    if not path.is_relative_to(root) or not path.is_file():
+        return None
+    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - _TAIL_BYTES))
+        data = handle.read()
+    text = data.decode("utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def iter_bundles(results_dir: Path) -> Iterator[Path]:
+    """Bundle directories under `results_dir` (those holding a manifest.json), sorted by name."""
+    if not results_dir.is_dir():
+        return
+    for path in sorted(results_dir.iterdir()):
+        if path.name.startswith(".") or not path.is_dir():
+            continue
+        if (path / MANIFEST_FILE).is_file():
+            yield path
+
+
+def load_bundle(path: Path) -> Bundle:
+    """Read a bundle's manifest and analysis; BundleError when either is invalid."""
+    return Bundle(path=path, manifest=read_manifest(path), analysis=read_analysis(path))

@@ -1,0 +1,216 @@
+"""The typed recipe model (format v1).
+
+Every field is declared once, with its type, default and help text; the JSON schema,
+the docs table and validation all derive from these classes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "RECIPE_FORMAT",
+    "AMP",
+    "CompileOptions",
+    "CpuOverrides",
+    "InputSpec",
+    "Inputs",
+    "ModelSpec",
+    "ProfileSettings",
+    "Recipe",
+    "TensorSpec",
+]
+
+RECIPE_FORMAT = 1
+
+AMP = Literal["none", "fp16", "bf16"]
+DType = Literal[
+    "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
+]
+NAME_RE = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
+MODEL_REF_RE = re.compile(
+    r"^(timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$"
+)
+ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class _Strict(BaseModel):
+    """Base: unknown keys are errors; instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(_Strict):
+    """Which model to build."""
+
+    ref: str = Field(
+        description="`timm:<name>`, `torchvision:<name>` or `module.path:callable` "
+        "(a factory returning an nn.Module or a callable; modules are looked up next to "
+        "the recipe first)."
+    )
+    kwargs: dict[str, object] = Field(
+        default_factory=dict, description="Keyword arguments passed to the factory."
+    )
+
+    @field_validator("ref")
+    @classmethod
+    def _check_ref(cls, value: str) -> str:
+        if not MODEL_REF_RE.match(value):
+            raise ValueError(
+                "expected 'timm:<name>', 'torchvision:<name>' or 'module.path:callable'"
+            )
+        return value
+
+    @property
+    def source(self) -> str:
+        """`timm`, `torchvision` or `python`."""
+        prefix = self.ref.split(":", 1)[0]
+        return prefix if prefix in ("timm", "torchvision") else "python"
+
+
+class TensorSpec(_Strict):
+    """One random input tensor."""
+
+    shape: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(
+        description="Shape per sample (the batch dimension is prepended when `batch_size` is set)."
+    )
+    dtype: DType = Field(default="float32", description="Element type.")
+    requires_grad: bool = Field(default=False, description="Track gradients for this input.")
+    high: int = Field(default=2, ge=1, description="Exclusive upper bound for integer inputs.")
+
+
+class Inputs(_Strict):
+    """Model inputs: random tensors, or a factory."""
+
+    batch_size: Annotated[int, Field(ge=1, le=1 << 16)] | None = Field(
+        default=None, description="Batch size prepended to every tensor shape; none = shapes as given."
+    )
+    tensors: list[TensorSpec] = Field(default_factory=list, description="Positional input tensors.")
+    factory: str | None = Field(
+        default=None,
+        description="`module:callable` called as `factory(batch_size=..., device=..., **kwargs)` "
+        "returning a tuple of inputs (instead of `tensors`).",
+    )
+    kwargs: dict[str, object] = Field(default_factory=dict, description="Arguments for `factory`.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Inputs:
+        if self.factory is None and not self.tensors:
+            raise ValueError("expected 'tensors' (a list of tensor specs) or 'factory'")
+        if self.factory is not None and self.tensors:
+            raise ValueError("give either 'tensors' or 'factory', not both")
+        if self.factory is not None and not MODEL_REF_RE.match(self.factory):
+            raise ValueError("'factory' must be 'module.path:callable'")
+        numel_limit = 1 << 34
+        for spec in self.tensors:
+            numel = self.batch_size or 1
+            for dim in spec.shape:
+                numel *= dim
+            if numel > numel_limit:
+                raise ValueError(f"tensor of shape {spec.shape} has {numel} elements (limit {numel_limit})")
+        return self
+
+
+InputSpec = Inputs
+
+
+class CompileOptions(_Strict):
+    """Arguments of `torch.compile`."""
+
+    backend: str = Field(default="inductor", description="Compiler backend.")
+    mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = Field(
+        default="default", description="Compile mode."
+    )
+    fullgraph: bool = Field(default=False, description="Fail on graph breaks.")
+    dynamic: bool | None = Field(default=None, description="Dynamic shapes (none = automatic).")
+
+
+class ProfileSettings(_Strict):
+    """How steps are timed and profiled."""
+
+    warmup: Annotated[int, Field(ge=0, le=1000)] = Field(
+        default=3, description="Untimed steps before timing (each of eager and compiled)."
+    )
+    steps: Annotated[int, Field(ge=1, le=10000)] = Field(
+        default=10, description="Timed steps (eager and compiled interleaved)."
+    )
+    profiled_steps: Annotated[int, Field(ge=1, le=100)] = Field(
+        default=3, description="Compiled steps recorded by torch.profiler."
+    )
+
+
+class CpuOverrides(_Strict):
+    """Settings that replace the recipe's when the run lands on the CPU."""
+
+    batch_size: Annotated[int, Field(ge=1)] | None = Field(default=None, description="Batch size on CPU.")
+    amp: AMP | None = Field(default=None, description="AMP dtype on CPU.")
+    profile: ProfileSettings | None = Field(default=None, description="Profile settings on CPU.")
+
+
+class Recipe(_Strict):
+    """A reportgen recipe: one model, its inputs, and how to compile, time and profile it."""
+
+    format: Literal[1] = Field(default=RECIPE_FORMAT, description="Recipe format version.")
+    name: Annotated[str, Field(pattern=NAME_RE)] = Field(
+        description="Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle."
+    )
+    title: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
+        default=None, description="Page title (defaults to the name)."
+    )
+    description: str = Field(default="", max_length=10000, description="Free text shown on the page.")
+    model: ModelSpec
+    inputs: Inputs
+    task: Literal["train", "infer"] = Field(
+        default="infer", description="`train` = forward + backward; `infer` = forward under inference_mode."
+    )
+    amp: AMP = Field(default="none", description="Autocast dtype.")
+    device: Literal["auto", "cuda", "cpu"] = Field(
+        default="auto", description="`auto` = cuda when available, else cpu."
+    )
+    compile: CompileOptions = Field(default_factory=CompileOptions)
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...).",
+    )
+    profile: ProfileSettings = Field(default_factory=ProfileSettings)
+    timeout_s: Annotated[float, Field(gt=0, le=86400)] = Field(
+        default=1800, description="Wall-clock limit for the whole run, in seconds."
+    )
+    cpu: CpuOverrides = Field(default_factory=CpuOverrides)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _check_env(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, str] = {}
+        for key, val in value.items():
+            if not isinstance(key, str) or not ENV_NAME_RE.match(key):
+                raise ValueError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*")
+            if isinstance(val, bool):
+                val = "1" if val else "0"
+            if not isinstance(val, (str, int, float)):
+                raise ValueError(f"env var {key} must be a string or number, not {type(val).__name__}")
+            out[key] = str(val)
+        return out
+
+    @property
+    def display_title(self) -> str:
+        """The title, or the name when there is none."""
+        return self.title or self.name
+
+    def for_device(self, device: str) -> Recipe:
+        """The recipe as it runs on `device` (CPU overrides applied)."""
+        if device != "cpu":
+            return self
+        update: dict[str, object] = {}
+        if self.cpu.amp is not None:
+            update["amp"] = self.cpu.amp
+        if self.cpu.profile is not None:
+            update["profile"] = self.cpu.profile
+        if self.cpu.batch_size is not None:
+            update["inputs"] = self.inputs.model_copy(update={"batch_size": self.cpu.batch_size})
+        return self.model_copy(update=update) if update else self

@@ -1,0 +1,295 @@
+"""Recipe bytes → plain Python values plus a map from each value's path to its line and column.
+
+PyYAML composes the node tree with a SafeLoader that refuses aliases and deep nesting; the
+values are then built from the nodes here, so that duplicate keys, non-string keys and odd
+tags are reported at the node at fault.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reportgen.errors import RecipeError
+from reportgen.recipe.model import Recipe
+
+__all__ = ["MAX_DEPTH", "Mark", "ParsedDocument", "SourceMap", "ValuePath", "describe_value", "parse_document"]
+
+MAX_DEPTH = 64
+ValuePath = tuple[str | int, ...]
+
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = frozenset(_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp"))
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A 1-based position in the recipe file."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where each value (and each mapping key) starts, by value path."""
+
+    values: Mapping[ValuePath, Mark]
+    keys: Mapping[ValuePath, Mark]
+
+    def locate(self, path: ValuePath) -> Mark:
+        """The value at `path`, or its nearest enclosing value that exists in the file."""
+        for end in range(len(path), -1, -1):
+            mark = self.values.get(path[:end])
+            if mark is not None:
+                return mark
+        return Mark(1, 1)
+
+    def locate_key(self, path: ValuePath) -> Mark:
+        """The key that holds the value at `path` (the value itself when it has no key)."""
+        return self.keys.get(path) or self.locate(path)
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """A recipe file's top-level mapping and its source map."""
+
+    data: Mapping[str, object]
+    source_map: SourceMap
+
+
+class _RecipeLoader(yaml.SafeLoader):
+    """A SafeLoader whose composer refuses aliases and nesting deeper than MAX_DEPTH."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: Node | None, index: object) -> Node | None:
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            raise _Refusal(
+                f"YAML alias '*{event.anchor}' is not allowed in recipes; write the value out",
+                event.start_mark,
+            )
+        if self.depth >= MAX_DEPTH:
+            raise _Refusal(f"values nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+class _Refusal(Exception):
+    """Raised inside the composer; turned into a RecipeError with the file's path."""
+
+    def __init__(self, message: str, mark: yaml.Mark) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+def parse_document(raw: bytes, path: str | Path) -> ParsedDocument:
+    """Decode and parse a recipe file's bytes.
+
+    :param raw: the file's content
+    :param path: the file, for error locations
+    :raises RecipeError: on binary or non-UTF-8 content, invalid YAML, an empty document,
+        a top level that is not a mapping, aliases, duplicate or non-string keys
+    """
+    text = _decode(raw, path)
+    loader, root = _compose(text, path)
+    try:
+        if root is None or (isinstance(root, ScalarNode) and root.tag == _TAG + "null" and not root.value):
+            raise RecipeError(_empty_message(), path=path)
+        builder = _ValueBuilder(loader, path)
+        data = builder.build(root, ())
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        mark = _mark(root.start_mark)
+        raise RecipeError(
+            f"expected a mapping at the top level, got {describe_value(data)}",
+            path=path,
+            line=mark.line,
+            column=mark.column,
+        )
+    return ParsedDocument(data, SourceMap(builder.values, builder.keys))
+
+
+def _empty_message() -> str:
+    required = ", ".join(f"'{name}'" for name, field in Recipe.model_fields.items() if field.is_required())
+    return f"recipe is empty; expected a mapping with at least {required}"
+
+
+def _decode(raw: bytes, path: str | Path) -> str:
+    """UTF-8 text; NUL bytes and invalid UTF-8 are refused at their position."""
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        mark = _byte_mark(raw, nul)
+        raise RecipeError(
+            "recipe file contains NUL bytes; expected UTF-8 text, not a binary file",
+            path=path,
+            line=mark.line,
+            column=mark.column,
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        mark = _byte_mark(raw, exc.start)
+        raise RecipeError(
+            f"recipe file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
+            path=path,
+            line=mark.line,
+            column=mark.column,
+        ) from None
+
+
+def _byte_mark(raw: bytes, offset: int) -> Mark:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace"))
+    return Mark(raw.count(b"\n", 0, offset) + 1, column + 1)
+
+
+def _compose(text: str, path: str | Path) -> tuple[_RecipeLoader, Node | None]:
+    """The loader and the document's root node; YAML errors become located RecipeErrors."""
+    try:
+        loader = _RecipeLoader(text)
+        return loader, loader.get_single_node()
+    except _Refusal as exc:
+        mark = _mark(exc.mark)
+        raise RecipeError(exc.message, path=path, line=mark.line, column=mark.column) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, path) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise RecipeError(
+            f"invalid YAML: character {chr(exc.character)!r} is not allowed",
+            path=path,
+            line=line,
+            column=column,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"invalid YAML: {exc}", path=path) from None
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, path: str | Path) -> RecipeError:
+    """`invalid YAML: <problem> (<context> at line L, column C)` at the problem's mark."""
+    problem = exc.problem or exc.context or "syntax error"
+    message = f"invalid YAML: {problem}"
+    if exc.problem and exc.context and exc.context_mark is not None:
+        context = _mark(exc.context_mark)
+        message += f" ({exc.context} at line {context.line}, column {context.column})"
+    mark = _mark(exc.problem_mark or exc.context_mark) if (exc.problem_mark or exc.context_mark) else None
+    hint = "indent with spaces; YAML does not allow tabs" if "'\\t'" in problem else None
+    return RecipeError(
+        message,
+        path=path,
+        line=mark.line if mark else None,
+        column=mark.column if mark else None,
+        hint=hint,
+    )
+
+
+def _mark(mark: yaml.Mark) -> Mark:
+    return Mark(mark.line + 1, mark.column + 1)
+
+
+class _ValueBuilder:
+    """Builds plain values from nodes, recording where each one starts."""
+
+    def __init__(self, loader: yaml.SafeLoader, path: str | Path) -> None:
+        self.loader = loader
+        self.path = path
+        self.values: dict[ValuePath, Mark] = {}
+        self.keys: dict[ValuePath, Mark] = {}
+
+    def fail(self, message: str, node: Node, hint: str | None = None) -> RecipeError:
+        mark = _mark(node.start_mark)
+        return RecipeError(message, path=self.path, line=mark.line, column=mark.column, hint=hint)
+
+    def build(self, node: Node, path: ValuePath) -> object:
+        self.values[path] = _mark(node.start_mark)
+        if isinstance(node, MappingNode):
+            return self.build_mapping(node, path)
+        if isinstance(node, SequenceNode):
+            if node.tag != _TAG + "seq":
+                raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain list", node)
+            return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
+        return self.build_scalar(node)
+
+    def build_mapping(self, node: MappingNode, path: ValuePath) -> dict[str, object]:
+        if node.tag != _TAG + "map":
+            raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain mapping", node)
+        result: dict[str, object] = {}
+        for key_node, value_node in node.value:
+            key = self.build_key(key_node)
+            key_path = (*path, key)
+            first = self.keys.get(key_path)
+            if first is not None:
+                raise self.fail(
+                    f"duplicate key '{key}' (first defined at line {first.line}, column {first.column})",
+                    key_node,
+                )
+            self.keys[key_path] = _mark(key_node.start_mark)
+            result[key] = self.build(value_node, key_path)
+        return result
+
+    def build_key(self, node: Node) -> str:
+        hint = "quote the key to make it a string"
+        if not isinstance(node, ScalarNode):
+            kind = "a mapping" if isinstance(node, MappingNode) else "a list"
+            raise self.fail(f"expected a string key, got {kind}", node, hint=hint)
+        if node.tag == _TAG + "merge":
+            raise self.fail("merge keys ('<<') are not supported in recipes", node)
+        key = self.build_scalar(node)
+        if not isinstance(key, str):
+            raise self.fail(f"expected a string key, got {describe_value(key)}", node, hint=hint)
+        return key
+
+    def build_scalar(self, node: ScalarNode) -> object:
+        if node.tag == _TAG + "value":
+            return str(node.value)
+        if node.tag not in _SCALAR_TAGS:
+            raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain value", node)
+        try:
+            return self.loader.construct_object(node)
+        except Exception as exc:  # PyYAML's constructors raise many kinds on odd scalars
+            detail = exc.problem if isinstance(exc, yaml.MarkedYAMLError) else exc
+            raise self.fail(f"cannot read {_short_tag(node.tag)} value {node.value!r}: {detail}", node) from None
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else repr(tag)
+
+
+def describe_value(value: object) -> str:
+    """A short human description of a parsed value: `integer 5`, `'text'`, `a mapping`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"integer {value}" if abs(value) < 10**30 else "a very large integer"
+    if isinstance(value, float):
+        return f"number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return repr(shown)
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, datetime.datetime):
+        return f"timestamp {value.isoformat()}"
+    if isinstance(value, datetime.date):
+        return f"date {value.isoformat()}"
+    return f"a {type(value).__name__}"

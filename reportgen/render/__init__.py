@@ -1,0 +1,99 @@
+"""Render stage: bundles → a tree of MyST pages and chart images, ready for Sphinx.
+
+Layout written under `reports_dir`::
+
+    index.md              table of all reports (+ warnings for unreadable bundles)
+    <bundle>/index.md     one report page
+    <bundle>/*.png        its charts
+    <bundle>/recipe.yaml  copy of the bundle's recipe file
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from reportgen.bundle.model import RunStatus
+from reportgen.bundle.store import (
+    RECIPE_FILE,
+    Bundle,
+    iter_bundles,
+    load_bundle,
+    read_log_tail,
+    read_recipe_text,
+    replace_dir,
+)
+from reportgen.errors import BundleError
+from reportgen.render.charts import category_chart, step_time_chart, top_kernels_chart
+from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
+
+__all__ = ["render_site_pages"]
+
+logger = logging.getLogger(__name__)
+
+TOP_KERNELS_PNG = "top_kernels.png"
+CATEGORIES_PNG = "categories.png"
+STEP_TIMES_PNG = "step_times.png"
+
+
+def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
+    """Draw the charts the bundle has data for into `page_dir`."""
+    metrics = bundle.manifest.metrics
+    step_times = None
+    if metrics.eager is not None or metrics.compiled is not None:
+        step_times = step_time_chart(metrics, page_dir / STEP_TIMES_PNG).name
+    table = bundle.analysis.kernels if bundle.analysis else None
+    if table is None or not table.kernels:
+        return ChartFiles(step_times=step_times)
+    return ChartFiles(
+        top_kernels=top_kernels_chart(table, page_dir / TOP_KERNELS_PNG).name,
+        categories=category_chart(table, page_dir / CATEGORIES_PNG).name,
+        step_times=step_times,
+    )
+
+
+def _render_report(bundle: Bundle, page_dir: Path) -> Path:
+    """Write one report page, its charts and its recipe copy into `page_dir`."""
+    page_dir.mkdir(parents=True)
+    recipe_yaml = read_recipe_text(bundle.path)
+    if recipe_yaml is not None:
+        (page_dir / RECIPE_FILE).write_text(recipe_yaml, encoding="utf-8")
+    log_tail = None
+    if bundle.manifest.status is not RunStatus.ok:
+        log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
+    page = report_page(bundle, _draw_charts(bundle, page_dir), recipe_yaml=recipe_yaml, log_tail=log_tail)
+    index = page_dir / "index.md"
+    index.write_text(page, encoding="utf-8")
+    return index
+
+
+def _render_all(results_dir: Path, out_dir: Path) -> list[Path]:
+    """Render every bundle and the index into the empty directory `out_dir`.
+
+    :returns: the pages written, relative to `out_dir`
+    """
+    bundles: list[Bundle] = []
+    broken: list[BrokenBundle] = []
+    pages: list[Path] = []
+    for bundle_dir in iter_bundles(results_dir):
+        try:
+            bundle = load_bundle(bundle_dir)
+        except BundleError as exc:
+            logger.warning("skipping unreadable bundle %s", exc)
+            broken.append(BrokenBundle(name=bundle_dir.name, error=str(exc)))
+            continue
+        pages.append(_render_report(bundle, out_dir / bundle.name).relative_to(out_dir))
+        bundles.append(bundle)
+    (out_dir / "index.md").write_text(index_page(bundles, broken), encoding="utf-8")
+    return [Path("index.md"), *pages]
+
+
+def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
+    """Render all bundles of `results_dir` into `reports_dir`, replacing it atomically.
+
+    An unreadable bundle becomes a warning on the index and does not stop the others.
+
+    :returns: the Markdown pages written (the index first), at their final paths
+    """
+    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir))
+    return [reports_dir / page for page in pages]

@@ -1,0 +1,169 @@
+"""PNG charts of a bundle; the only module of reportgen that imports matplotlib.
+
+Figures are drawn on an explicit Agg canvas (no pyplot, no global backend switch), so charts can
+be drawn from any thread of a headless process.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from reportgen.bundle.model import Kernel, KernelTable, Metrics
+
+__all__ = [
+    "CATEGORY_COLORS",
+    "category_chart",
+    "category_color",
+    "step_time_chart",
+    "top_kernels_chart",
+]
+
+CATEGORY_COLORS: dict[str, str] = {
+    "pointwise": "#4c72b0",
+    "reduction": "#dd8452",
+    "persistent_reduction": "#c44e52",
+    "template": "#8172b3",
+    "foreach": "#937860",
+    "triton_other": "#da8bc3",
+    "gemm": "#55a868",
+    "conv": "#2ca02c",
+    "attention": "#17becf",
+    "aten": "#ccb974",
+    "extern": "#64b5cd",
+    "memcpy": "#8c8c8c",
+    "memset": "#b0b0b0",
+    "cpp": "#e377c2",
+    "cpu_op": "#bcbd22",
+    "other": "#7f7f7f",
+    "unknown": "#7f7f7f",
+}
+"""Colour of each kernel category, shared by every chart."""
+
+_FALLBACK_COLORS = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e7ba52", "#393b79", "#637939")
+_WIDTH_IN = 8.0
+_DPI = 110
+_NAME_CHARS = 48
+
+
+def category_color(category: str) -> str:
+    """The colour of `category`; categories without an entry get a stable colour from their name."""
+    known = CATEGORY_COLORS.get(category)
+    if known is not None:
+        return known
+    return _FALLBACK_COLORS[zlib.crc32(category.encode()) % len(_FALLBACK_COLORS)]
+
+
+def _new_figure(height_in: float) -> Figure:
+    figure = Figure(figsize=(_WIDTH_IN, height_in), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
+    return path
+
+
+def _truncate(name: str, limit: int = _NAME_CHARS) -> str:
+    name = " ".join(name.split())
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _time_label(table: KernelTable) -> str:
+    return "device time (ms)" if table.device == "cuda" else "self CPU time (ms)"
+
+
+def _empty(figure: Figure, title: str, message: str) -> None:
+    axes = figure.add_subplot()
+    axes.set_title(title)
+    axes.text(0.5, 0.5, message, ha="center", va="center", transform=axes.transAxes)
+    axes.set_axis_off()
+
+
+def top_kernels_chart(table: KernelTable, path: Path, n: int = 15) -> Path:
+    """Horizontal bars of the `n` longest kernels, coloured by category; returns `path`."""
+    kernels: list[Kernel] = sorted(table.kernels, key=lambda k: k.device_time_us, reverse=True)[:n]
+    title = f"Top {len(kernels)} kernels by {_time_label(table).split(' (')[0]}"
+    figure = _new_figure(max(2.5, 0.32 * len(kernels) + 1.4))
+    if not kernels:
+        _empty(figure, title, "no kernels recorded")
+        return _save(figure, path)
+    axes = figure.add_subplot()
+    labels = [_truncate(k.name) for k in kernels]
+    values_ms = [k.device_time_us / 1000 for k in kernels]
+    colors = [category_color(k.category) for k in kernels]
+    positions = list(range(len(kernels)))
+    axes.barh(positions, values_ms, color=colors)
+    axes.set_yticks(positions, labels, fontsize=7, fontfamily="monospace")
+    axes.invert_yaxis()
+    axes.set_xlabel(f"{_time_label(table)}, summed over {table.profiled_steps} profiled steps")
+    axes.set_title(title)
+    axes.grid(axis="x", alpha=0.3)
+    categories = sorted({k.category for k in kernels})
+    handles = [Patch(color=category_color(c), label=c) for c in categories]
+    axes.legend(handles=handles, title="category", fontsize=7, loc="lower right")
+    return _save(figure, path)
+
+
+def _category_totals(table: KernelTable) -> list[tuple[str, float]]:
+    totals: dict[str, float] = {}
+    for kernel in table.kernels:
+        totals[kernel.category] = totals.get(kernel.category, 0.0) + kernel.device_time_us
+    return sorted(totals.items(), key=lambda item: item[1], reverse=True)
+
+
+def category_chart(table: KernelTable, path: Path) -> Path:
+    """Bars of the time spent per kernel category, labelled in ms and %; returns `path`."""
+    totals = _category_totals(table)
+    title = f"{_time_label(table).split(' (')[0].capitalize()} by kernel category"
+    figure = _new_figure(max(2.5, 0.4 * len(totals) + 1.4))
+    if not totals:
+        _empty(figure, title, "no kernels recorded")
+        return _save(figure, path)
+    axes = figure.add_subplot()
+    grand_us = sum(us for _, us in totals) or 1.0
+    positions = list(range(len(totals)))
+    values_ms = [us / 1000 for _, us in totals]
+    bars = axes.barh(positions, values_ms, color=[category_color(c) for c, _ in totals])
+    axes.set_yticks(positions, [c for c, _ in totals], fontsize=8)
+    axes.invert_yaxis()
+    labels = [f"{us / 1000:.2f} ms ({100 * us / grand_us:.1f} %)" for _, us in totals]
+    axes.bar_label(bars, labels, padding=3, fontsize=8)
+    axes.set_xlim(0, max(values_ms) * 1.35)
+    axes.set_xlabel(f"{_time_label(table)}, summed over {table.profiled_steps} profiled steps")
+    axes.set_title(title)
+    axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path)
+
+
+def step_time_chart(metrics: Metrics, path: Path) -> Path:
+    """Median step time of eager and compiled, with inter-quartile error bars; returns `path`."""
+    series = [(label, t) for label, t in (("eager", metrics.eager), ("compiled", metrics.compiled)) if t]
+    title = "Step time (median, IQR)"
+    speedup = metrics.speedup
+    if speedup is not None:
+        title += f": {speedup:.2f}× speedup"
+    figure = _new_figure(3.2)
+    if not series:
+        _empty(figure, title, "no step times recorded")
+        return _save(figure, path)
+    axes = figure.add_subplot()
+    labels = [label for label, _ in series]
+    medians = [t.median_ms for _, t in series]
+    errors = [
+        [max(0.0, t.median_ms - t.q1_ms) for _, t in series],
+        [max(0.0, t.q3_ms - t.median_ms) for _, t in series],
+    ]
+    colors = ["#8c8c8c" if label == "eager" else "#4c72b0" for label in labels]
+    bars = axes.bar(labels, medians, yerr=errors, capsize=8, color=colors, width=0.5)
+    axes.bar_label(bars, [f"{m:.2f} ms" for m in medians], label_type="center", color="white")
+    axes.set_ylabel("step time (ms)")
+    axes.set_title(title)
+    axes.grid(axis="y", alpha=0.3)
+    return _save(figure, path)

@@ -1,0 +1,285 @@
+"""MyST Markdown text of the report pages: pure functions of bundle models, no file IO.
+
+User text (titles, descriptions, kernel names, error messages) is escaped so it is shown as
+written and can never inject MyST directives, roles or HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from reportgen.bundle.model import Environment, Kernel, KernelTable, Metrics, RunStatus
+from reportgen.bundle.store import Bundle
+
+__all__ = [
+    "BrokenBundle",
+    "ChartFiles",
+    "code_block",
+    "code_span",
+    "escape_md",
+    "index_page",
+    "report_page",
+]
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
+_LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")
+_BACKTICKS = re.compile(r"`+")
+_MISSING = "—"
+
+
+@dataclass(frozen=True)
+class ChartFiles:
+    """Chart images of a report page, as file names relative to the page; None = not drawn."""
+
+    top_kernels: str | None = None
+    categories: str | None = None
+    step_times: str | None = None
+
+
+@dataclass(frozen=True)
+class BrokenBundle:
+    """A bundle that could not be read, listed on the index as a warning.
+
+    :param name: the bundle's directory name
+    :param error: why it could not be read
+    """
+
+    name: str
+    error: str
+
+
+def escape_md(text: str) -> str:
+    """`text` as one line of inline MyST that renders literally (no markup, roles or HTML)."""
+    text = " ".join(text.split())
+    text = _SPECIAL.sub(r"\\\1", text)
+    return _LINE_START_NUMBER.sub(r"\1\\\2", text)
+
+
+def code_span(text: str) -> str:
+    """`text` as an inline code span, whatever backticks it contains."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, language: str = "text") -> str:
+    """`text` as a fenced code block whose fence no line of `text` can close."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _ms(value: float | None) -> str:
+    return _MISSING if value is None else f"{value:.2f} ms"
+
+
+def _bullets(items: Iterable[tuple[str, str]]) -> str:
+    return "\n".join(f"- **{key}:** {value}" for key, value in items)
+
+
+def _list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "") -> str:
+    lines = [f"```{{list-table}} {title}".rstrip(), ":header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
+    return "\n".join([*lines, "```"])
+
+
+def _summary(bundle: Bundle) -> str:
+    manifest = bundle.manifest
+    recipe, metrics, env = manifest.recipe, manifest.metrics, manifest.environment
+    device = f"{env.device} ({escape_md(env.device_name)})" if env else f"{recipe.device} (not probed)"
+    torch = env.versions.torch if env else None
+    speedup = metrics.speedup
+    items = [
+        ("Model", code_span(recipe.model.ref)),
+        ("Device", device),
+        ("Torch", escape_md(torch) if torch else _MISSING),
+        ("Task", recipe.task),
+        ("AMP", recipe.amp),
+        ("Compile mode", escape_md(recipe.compile.mode)),
+        ("Eager median", _ms(metrics.eager.median_ms if metrics.eager else None)),
+        ("Compiled median", _ms(metrics.compiled.median_ms if metrics.compiled else None)),
+        ("Speedup", f"{speedup:.2f}×" if speedup is not None else _MISSING),
+        ("Compile time", f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING),
+        ("Status", f"**{manifest.status.value}**"),
+    ]
+    return "## Summary\n\n" + _bullets(items)
+
+
+def _failure(bundle: Bundle, log_tail: str | None) -> str:
+    manifest = bundle.manifest
+    if manifest.status is RunStatus.ok:
+        return ""
+    exit_code = "none" if manifest.exit_code is None else str(manifest.exit_code)
+    parts = [
+        "## Failure",
+        f"The run ended with status **{manifest.status.value}** (exit code {exit_code}).",
+        code_block(manifest.error) if manifest.error else "No error message was recorded.",
+    ]
+    if log_tail:
+        parts += ["### Log tail", code_block(log_tail)]
+    return "\n\n".join(parts)
+
+
+def _figure(file: str, alt: str, caption: str) -> str:
+    return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n\n{caption}\n```"
+
+
+def _charts(chart_files: ChartFiles) -> str:
+    figures = []
+    if chart_files.step_times:
+        figures.append(_figure(chart_files.step_times, "Eager and compiled step times", "Median step time; error bars span the inter-quartile range."))
+    if chart_files.top_kernels:
+        figures.append(_figure(chart_files.top_kernels, "Longest kernels by time", "Longest kernels, coloured by category."))
+    if chart_files.categories:
+        figures.append(_figure(chart_files.categories, "Time per kernel category", "Time per kernel category."))
+    return "\n\n".join(["## Charts", *figures]) if figures else ""
+
+
+def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
+    return [
+        str(rank),
+        code_span(kernel.name),
+        escape_md(kernel.category),
+        f"{kernel.device_time_us / 1000:.3f}",
+        str(kernel.count),
+        f"{kernel.mean_us:.1f}",
+        f"{100 * kernel.share:.1f}",
+    ]
+
+
+def _kernels(table: KernelTable | None, max_kernels: int) -> str:
+    heading = "## Kernels"
+    if table is None:
+        return f"{heading}\n\nNo kernel table: the bundle has not been analysed or has no trace."
+    if not table.kernels:
+        return f"{heading}\n\nThe profiler recorded no kernels."
+    shown = table.kernels[:max_kernels]
+    share = 100 * sum(k.share for k in shown)
+    time_kind = "device time" if table.device == "cuda" else "self CPU time"
+    intro = (
+        f"{len(shown)} of {len(table.kernels)} kernels ({share:.1f} % of {time_kind}), "
+        f"times summed over {table.profiled_steps} profiled steps "
+        f"({table.total_us / 1000:.2f} ms in all)."
+    )
+    header = ["Rank", "Kernel", "Category", "Total (ms)", "Count", "Mean (µs)", "Share (%)"]
+    rows = [_kernel_row(rank, k) for rank, k in enumerate(shown, start=1)]
+    return "\n\n".join([heading, intro, _list_table(header, rows)])
+
+
+def _environment(env: Environment | None) -> str:
+    heading = "## Environment"
+    if env is None:
+        return f"{heading}\n\nNot recorded: the run ended before its environment was probed."
+    versions = [(k, escape_md(v)) for k, v in env.versions.model_dump().items() if v is not None]
+    gpus = [
+        f"- GPU {g.index}: {escape_md(g.name)}, {g.total_memory_bytes / 2**30:.1f} GiB, "
+        f"{g.multiprocessor_count} SMs, capability {escape_md(g.capability)}"
+        + (f", peak {g.peak_bandwidth_gbps:.0f} GB/s" if g.peak_bandwidth_gbps else "")
+        for g in env.gpus
+    ]
+    memory = f"{env.host.memory_bytes / 2**30:.1f} GiB" if env.host.memory_bytes else _MISSING
+    host = [("CPU", escape_md(env.host.cpu)), ("Cores", str(env.host.cpu_count)), ("Memory", memory)]
+    variables = [f"- {code_span(f'{k}={v}')}" for k, v in sorted(env.env.items())]
+    return "\n\n".join([
+        heading,
+        "### Versions",
+        _bullets(versions),
+        "### Hardware",
+        _bullets(host) + ("\n" + "\n".join(gpus) if gpus else ""),
+        "### Environment variables",
+        "\n".join(variables) if variables else "None of the recorded variables were set.",
+    ])
+
+
+def _recipe(bundle: Bundle, recipe_yaml: str | None) -> str:
+    if recipe_yaml is None:
+        text = bundle.manifest.recipe.model_dump_json(indent=2)
+        return "## Recipe\n\nThe recipe file is missing; as validated:\n\n" + code_block(text, "json")
+    return "\n\n".join([
+        "## Recipe",
+        "{download}`Download recipe.yaml <recipe.yaml>`",
+        code_block(recipe_yaml, "yaml"),
+    ])
+
+
+def _description(text: str) -> str:
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return "\n\n".join(escape_md(p) for p in paragraphs)
+
+
+def report_page(
+    bundle: Bundle,
+    chart_files: ChartFiles,
+    *,
+    recipe_yaml: str | None = None,
+    log_tail: str | None = None,
+    max_kernels: int = 50,
+) -> str:
+    """The report page of one bundle.
+
+    :param chart_files: charts already drawn next to the page
+    :param recipe_yaml: the bundle's recipe.yaml text; when given, the page links a copy of it
+        that the caller places next to the page as `recipe.yaml`
+    :param log_tail: last lines of the run's log, shown for runs that did not end ok
+    :param max_kernels: rows of the kernel table
+    """
+    recipe = bundle.manifest.recipe
+    sections = [
+        f"# {escape_md(recipe.display_title)}",
+        _description(recipe.description),
+        _summary(bundle),
+        _failure(bundle, log_tail),
+        _charts(chart_files),
+        _kernels(bundle.analysis.kernels if bundle.analysis else None, max_kernels),
+        _environment(bundle.manifest.environment),
+        _recipe(bundle, recipe_yaml),
+    ]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def _speedup(metrics: Metrics) -> str:
+    speedup = metrics.speedup
+    return f"{speedup:.2f}×" if speedup is not None else _MISSING
+
+
+def _index_row(bundle: Bundle) -> list[str]:
+    manifest = bundle.manifest
+    env = manifest.environment
+    torch = env.versions.torch if env else None
+    return [
+        escape_md(manifest.recipe.display_title),
+        code_span(manifest.recipe.model.ref),
+        escape_md(env.device_name) if env else manifest.recipe.device,
+        escape_md(torch) if torch else _MISSING,
+        _speedup(manifest.metrics),
+        manifest.status.value,
+        f"{{doc}}`report <{bundle.name}/index>`",
+    ]
+
+
+def _broken_entry(broken: BrokenBundle) -> str:
+    return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
+
+
+def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = ()) -> str:
+    """The reports index: a hidden toctree of the report pages, a summary table, and warnings.
+
+    Report pages are expected at `<bundle name>/index` relative to the index.
+    """
+    parts = ["# Reports"]
+    if not bundles:
+        parts.append("No reports yet.")
+    else:
+        entries = "\n".join(f"{b.name}/index" for b in bundles)
+        parts.append(f"```{{toctree}}\n:hidden:\n\n{entries}\n```")
+        header = ["Name", "Model", "Device", "Torch", "Speedup", "Status", "Link"]
+        parts.append(_list_table(header, [_index_row(b) for b in bundles]))
+    parts.extend(_broken_entry(b) for b in broken)
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,21 @@
+"""Run stage: execute a recipe in its own process and leave a bundle (see `launcher`).
+
+Imports are lazy so that the child process (`reportgen.run.child`) loads only what it needs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reportgen.run.launcher import RunOptions, run_recipe
+
+__all__ = ["RunOptions", "run_recipe"]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from reportgen.run import launcher
+
+        return getattr(launcher, name)
+    raise AttributeError(name)

@@ -1,0 +1,108 @@
+"""The run's child process: `python -m reportgen.run.child SPEC OUT_DIR`.
+
+The parent has already applied the recipe's env (and a private TORCHINDUCTOR_CACHE_DIR), so torch
+is first imported here. Progress is written to OUT_DIR/child-result.json after every stage: a
+crash or a kill leaves the last completed stage on disk for the parent to report.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from reportgen.run.protocol import CHILD_RESULT, TRACE_FILE, ChildResult, ChildSpec
+
+__all__ = ["main"]
+
+
+class _Progress:
+    """Keeps the latest ChildResult and writes it to disk on each update."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / CHILD_RESULT
+        self.result = ChildResult(stage="started")
+        self.save()
+
+    def update(self, **fields: object) -> None:
+        self.result = self.result.model_copy(update=fields)
+        self.save()
+
+    def metrics(self, **fields: object) -> None:
+        self.update(metrics=self.result.metrics.model_copy(update=fields))
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(self.result.model_dump_json(indent=2), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def _log(message: str) -> None:
+    print(f"[reportgen {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
+    import torch
+
+    from reportgen.run import measure
+    from reportgen.run.probe import probe_environment
+    from reportgen.run.workload import build_workload, resolve_device
+
+    device = resolve_device(spec.recipe.device)
+    recipe = spec.recipe.for_device(device)
+    progress.update(stage="environment", environment=probe_environment(device))
+    _log(f"device {device}, torch {torch.__version__}")
+    work = build_workload(recipe, spec.recipe_dir, device)
+    progress.update(stage="model")
+    _log("eager warm-up")
+    progress.metrics(eager_first_call_s=measure.time_call(work, work.model))
+    for _ in range(max(recipe.profile.warmup - 1, 0)):
+        measure.time_call(work, work.model)
+    progress.update(stage="eager")
+    opts = recipe.compile
+    compiled = torch.compile(
+        work.model, backend=opts.backend, mode=None if opts.mode == "default" else opts.mode,
+        fullgraph=opts.fullgraph, dynamic=opts.dynamic,
+    )
+    _log("compiling (first call)")
+    progress.metrics(compile_time_s=measure.time_call(work, compiled))
+    for _ in range(max(recipe.profile.warmup - 1, 0)):
+        measure.time_call(work, compiled)
+    progress.update(stage="compile")
+    _log(f"timing {recipe.profile.steps} eager and compiled steps, interleaved")
+    eager_t, compiled_t = measure.time_interleaved(work, work.model, compiled, recipe.profile.steps)
+    progress.metrics(
+        eager=eager_t, compiled=compiled_t,
+        peak_memory_eager_bytes=measure.peak_memory(work, work.model),
+        peak_memory_compiled_bytes=measure.peak_memory(work, compiled),
+    )
+    progress.update(stage="timing")
+    _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
+    measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
+    progress.update(stage="done", status="ok", trace_file=TRACE_FILE)
+    _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
+    spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
+    out = Path(out_dir)
+    progress = _Progress(out)
+    spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    try:
+        _run(spec, out, progress)
+    except Exception as exc:  # the workload is user code: every failure becomes data
+        traceback.print_exc()
+        summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        progress.update(status="oom" if _is_oom(exc) else "failed", error=f"{summary} (stage after '{progress.result.stage}')")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Parent side of a run: spawn the child in a clean process, enforce the timeout, write the bundle.
+
+Only the child imports torch. Whatever the child does (raise, hang, abort), the parent writes a
+bundle whose manifest says how it ended: a failed run is data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from reportgen.bundle.model import Manifest, Metrics, RunStatus
+from reportgen.bundle.store import write_bundle
+from reportgen.recipe.model import Recipe
+from reportgen.run.modules import collect_modules
+from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
+
+__all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe"]
+
+LOG_TAIL_LINES = 40
+_KILL_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Knobs of the parent: a timeout that overrides the recipe's, and the Python to run."""
+
+    timeout_s: float | None = None
+    python: str = sys.executable
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(recipe.env)
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
+    env.setdefault("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1")  # CPU kernels show in traces
+    env["PYTHONUNBUFFERED"] = "1"
+    env["MPLBACKEND"] = "Agg"
+    pkg_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Wait for the child; on timeout kill its whole process group. Returns True if it timed out."""
+    try:
+        proc.wait(timeout=timeout_s)
+        return False
+    except subprocess.TimeoutExpired:
+        for sig, grace in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        proc.wait()
+        return True
+
+
+def _read_result(path: Path) -> ChildResult | None:
+    try:
+        return ChildResult.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError):
+        return None
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(lines[-LOG_TAIL_LINES:])
+
+
+def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tuple[RunStatus, str | None]:
+    if timed_out:
+        stage = result.stage if result else "start"
+        return RunStatus.timeout, f"run exceeded its timeout (last completed stage: {stage})"
+    if result is not None and result.status == "ok" and returncode == 0:
+        return RunStatus.ok, None
+    if result is not None and result.status in ("failed", "oom"):
+        return RunStatus(result.status), result.error
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        return RunStatus.killed, f"run process was killed by {name}"
+    return RunStatus.failed, f"run process exited with code {returncode}"
+
+
+def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Path) -> Manifest:
+    started, t0 = _now(), time.monotonic()
+    recipe_text = recipe_path.read_bytes()
+    (bundle / "recipe.yaml").write_bytes(recipe_text)
+    timeout_s = options.timeout_s or recipe.timeout_s
+    with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.name}-") as work:
+        cache_dir = Path(work) / "inductor"
+        spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent))
+        spec_path = Path(work) / CHILD_SPEC
+        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
+        cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
+        with open(bundle / "run.log", "wb") as log:
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=_child_env(recipe, cache_dir), start_new_session=True,
+            )
+            timed_out = _wait(proc, timeout_s)
+        modules = collect_modules(cache_dir, bundle)
+    result = _read_result(bundle / CHILD_RESULT)
+    (bundle / CHILD_RESULT).unlink(missing_ok=True)
+    status, error = _status(proc.returncode, timed_out, result)
+    if status is not RunStatus.ok:
+        tail = _log_tail(bundle / "run.log")
+        error = f"{error}\n\n{tail}" if tail else error
+    return Manifest(
+        name=recipe.name,
+        recipe=recipe,
+        recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
+        recipe_path=str(recipe_path),
+        status=status,
+        exit_code=proc.returncode,
+        error=error,
+        started_at=started,
+        finished_at=_now(),
+        wall_time_s=round(time.monotonic() - t0, 3),
+        environment=result.environment if result else None,
+        metrics=result.metrics if result else Metrics(),
+        modules=modules,
+        trace_file=result.trace_file if result and (bundle / (result.trace_file or "")).is_file() else None,
+    )
+
+
+def run_recipe(recipe: Recipe, recipe_path: Path, results_dir: Path, options: RunOptions | None = None) -> Path:
+    """Run one recipe in its own process and write its bundle to `results_dir/<name>/`."""
+    opts = options or RunOptions()
+    results_dir.mkdir(parents=True, exist_ok=True)
+    return write_bundle(results_dir, recipe.name, lambda tmp: _populate(recipe, recipe_path, opts, tmp))

@@ -1,0 +1,38 @@
+"""The files the parent and the run's child process exchange (typed, JSON on disk)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from reportgen.bundle.model import Environment, Metrics
+from reportgen.recipe.model import Recipe
+
+__all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec", "TRACE_FILE"]
+
+CHILD_SPEC = "child-spec.json"
+CHILD_RESULT = "child-result.json"
+TRACE_FILE = "trace.json.gz"
+
+
+class ChildSpec(BaseModel):
+    """What the parent asks the child to run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recipe: Recipe
+    recipe_dir: str
+
+
+class ChildResult(BaseModel):
+    """What the child reports back; rewritten as the run progresses, so a crash keeps the last stage."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stage: Literal["started", "environment", "model", "eager", "compile", "timing", "profile", "done"]
+    status: Literal["running", "ok", "failed", "oom"] = "running"
+    error: str | None = None
+    environment: Environment | None = None
+    metrics: Metrics = Metrics()
+    trace_file: str | None = None

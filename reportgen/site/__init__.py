@@ -1,0 +1,7 @@
+"""Site stage: a Sphinx project around the rendered report pages, built to HTML."""
+
+from __future__ import annotations
+
+from reportgen.site.build import build_site
+
+__all__ = ["build_site"]

@@ -1,0 +1,71 @@
+"""The run stage on the CPU: real child processes, real torch.compile, failures as data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle.model import RunStatus
+from reportgen.bundle.store import read_manifest
+from reportgen.recipe import load_recipe
+from reportgen.run import RunOptions, run_recipe
+
+RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
+
+
+def _run(name: str, results: Path, **options: float) -> Path:
+    path = RECIPES / f"{name}.yaml"
+    return run_recipe(load_recipe(path), path, results, RunOptions(**options))
+
+
+@pytest.mark.slow
+def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
+    bundle = _run("addmul", tmp_path)
+    manifest = read_manifest(bundle)
+    assert manifest.status is RunStatus.ok, manifest.error
+    assert manifest.environment is not None and manifest.environment.device == "cpu"
+    assert manifest.environment.versions.torch
+    m = manifest.metrics
+    assert m.eager is not None and m.compiled is not None and len(m.compiled.samples_ms) == 3
+    assert m.compile_time_s is not None and m.compile_time_s > m.compiled.median_ms / 1e3
+    assert m.speedup is not None and m.speedup > 0
+    trace = json.loads(gzip.decompress((bundle / "trace.json.gz").read_bytes()))
+    names = {e.get("name", "") for e in trace["traceEvents"]}
+    assert any(n.endswith("cpp_fused_add_mul_0") for n in names)
+    wrappers = [f for f in manifest.modules if f.kind == "wrapper"]
+    assert len(wrappers) == 1 and "cpp_fused_add_mul_0" in (bundle / wrappers[0].path).read_text()
+    assert manifest.environment.env["TORCHINDUCTOR_UNIQUE_KERNEL_NAMES"] == "1"
+    assert (bundle / "recipe.yaml").read_text() == (RECIPES / "addmul.yaml").read_text()
+    assert "compiling" in (bundle / "run.log").read_text()
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_model_code_that_raises_is_a_failed_bundle(tmp_path: Path) -> None:
+    manifest = read_manifest(_run("raising", tmp_path))
+    assert manifest.status is RunStatus.failed
+    assert manifest.exit_code == 1
+    assert manifest.error is not None and "ValueError: planted failure in model code" in manifest.error
+
+
+def test_a_hung_run_times_out(tmp_path: Path) -> None:
+    manifest = read_manifest(_run("sleeper", tmp_path, timeout_s=8))
+    assert manifest.status is RunStatus.timeout
+    assert manifest.wall_time_s < 60
+    assert manifest.error is not None and "timeout" in manifest.error
+
+
+def test_an_aborted_process_is_reported_as_killed(tmp_path: Path) -> None:
+    manifest = read_manifest(_run("aborter", tmp_path))
+    assert manifest.status is RunStatus.killed
+    assert manifest.error is not None and "SIGABRT" in manifest.error
+
+
+def test_a_failed_rerun_replaces_the_bundle_atomically(tmp_path: Path) -> None:
+    first = _run("raising", tmp_path)
+    stamp = read_manifest(first).started_at
+    second = _run("raising", tmp_path)
+    assert first == second and read_manifest(second).started_at >= stamp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raising"]

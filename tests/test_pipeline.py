@@ -1,0 +1,82 @@
+"""End to end on the CPU: recipes → child runs → bundles → MyST → `sphinx-build -W` → HTML."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RECIPES = Path(__file__).resolve().parent / "data" / "recipes"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reportgen", *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=1200
+    )
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("e2e")
+    proc = _cli("report", RECIPES / "addmul.yaml", RECIPES / "tiny_train.yaml", "-o", "results", "--out", "site", cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "site: " in proc.stdout
+    return work
+
+
+def _images(html: Path) -> list[Path]:
+    srcs = re.findall(r'<img[^>]+src="([^"]+)"', html.read_text(encoding="utf-8"))
+    return [(html.parent / s).resolve() for s in srcs]
+
+
+@pytest.mark.slow
+def test_report_page_shows_cpu_kernels_charts_and_step_times(site: Path) -> None:
+    html = site / "site" / "_build" / "html" / "reports" / "addmul" / "index.html"
+    text = html.read_text(encoding="utf-8")
+    assert "cpp_fused_add_mul_0" in text
+    assert "cpp_fused" in text
+    assert "&lt;tiny&gt;" in text and "<tiny>" not in text
+    for word in ("eager", "compiled", "speedup"):
+        assert word in text.lower()
+    images = _images(html)
+    assert len(images) >= 3
+    for image in images:
+        data = image.read_bytes()
+        assert data.startswith(PNG) and len(data) > 2000, image
+
+
+@pytest.mark.slow
+def test_training_report_and_index(site: Path) -> None:
+    root = site / "site" / "_build" / "html"
+    train = (root / "reports" / "tiny_train" / "index.html").read_text(encoding="utf-8")
+    assert "cpp_fused" in train
+    index = (root / "reports" / "index.html").read_text(encoding="utf-8")
+    assert "addmul" in index and "tiny_train" in index
+    assert (site / "results" / "addmul" / "analysis.json").is_file()
+
+
+@pytest.mark.slow
+def test_run_exits_nonzero_when_a_recipe_fails(tmp_path: Path) -> None:
+    proc = _cli("run", RECIPES / "raising.yaml", "-o", "results", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "raising: failed" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: x\nmodle: {}\n", "unknown key 'modle'"),
+        ("name: [x\n", "recipe.yaml:"),
+    ],
+)
+def test_bad_recipe_is_one_line_without_traceback(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "recipe.yaml").write_text(text)
+    proc = _cli("run", "recipe.yaml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
