@@ -67,6 +67,7 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
     :param device: `cuda` for device activity, `cpu` for CPU-op self time
     :param profiled_steps: how many steps the trace covers (recorded in the table, not used to divide)
     """
+    samples: Iterable[tuple[str, str, float]]
     if device == "cuda":
         samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.events) if op.cat in GPU_WORK_CATS)
     else:
@@ -154,9 +155,7 @@ def _self_times(ops: list[_Op]) -> list[tuple[_Op, float]]:
 
 def _step_windows(ops: list[_Op]) -> list[tuple[float, float]]:
     """Sorted (start, end) of the CPU-side `ProfilerStep#N` spans."""
-    return sorted(
-        (op.ts, op.end) for op in ops if op.name.startswith(_STEP_PREFIX) and not op.cat.startswith("gpu_")
-    )
+    return sorted((op.ts, op.end) for op in ops if op.name.startswith(_STEP_PREFIX) and not op.cat.startswith("gpu_"))
 
 
 def _in_steps(ts: float, steps: list[tuple[float, float]]) -> bool:

@@ -109,9 +109,7 @@ def _parse_json(text: bytes, path: Path) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise AnalysisError(f"invalid JSON at byte {exc.pos}: {exc.msg}", path=path, hint=_RERUN_HINT) from None
     if not isinstance(data, dict):
-        raise AnalysisError(
-            f"top level is a JSON {_json_kind(data)}, expected an object with `traceEvents`", path=path
-        )
+        raise AnalysisError(f"top level is a JSON {_json_kind(data)}, expected an object with `traceEvents`", path=path)
     if "traceEvents" not in data:
         raise AnalysisError(
             "no `traceEvents`: not a torch.profiler chrome trace",
@@ -119,9 +117,7 @@ def _parse_json(text: bytes, path: Path) -> dict[str, Any]:
             hint="export the trace with `prof.export_chrome_trace(path)`",
         )
     if not isinstance(data["traceEvents"], list):
-        raise AnalysisError(
-            f"`traceEvents` is a JSON {_json_kind(data['traceEvents'])}, expected an array", path=path
-        )
+        raise AnalysisError(f"`traceEvents` is a JSON {_json_kind(data['traceEvents'])}, expected an array", path=path)
     return data
 
 

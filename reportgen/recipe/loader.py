@@ -131,13 +131,27 @@ def _check_references(recipe: Recipe, document: ParsedDocument, path: str | Path
 
 
 def _located_validation_error(exc: ValidationError, source_map: SourceMap, path: str | Path) -> RecipeError:
-    """The first of the model's errors in document order, with a count of the others."""
-    located = sorted(
-        ((_error_mark(error, source_map), _error_message(error)) for error in exc.errors()),
-        key=lambda item: (item[0].line, item[0].column),
-    )
-    mark, message = located[0]
-    others = len(located) - 1
+    """The first of the model's errors in document order, with a count of the others.
+
+    A missing key sorts after the unknown keys of the same mapping: it is most likely misspelt there.
+    """
+    errors = exc.errors()
+    unknown = {
+        tuple(error["loc"][:-1]): _error_mark(error, source_map)
+        for error in errors
+        if error["type"] == "extra_forbidden"
+    }
+
+    def order(error: ErrorDetails) -> tuple[int, int, int]:
+        mark = _error_mark(error, source_map)
+        if error["type"] == "missing" and tuple(error["loc"][:-1]) in unknown:
+            mark = unknown[tuple(error["loc"][:-1])]
+            return (mark.line, mark.column, 1)
+        return (mark.line, mark.column, 0)
+
+    first = min(errors, key=order)
+    mark, message = _error_mark(first, source_map), _error_message(first)
+    others = len(errors) - 1
     if others:
         message += f" (and {others} more error{'s' if others > 1 else ''})"
     return RecipeError(message, path=path, line=mark.line, column=mark.column)
@@ -183,7 +197,8 @@ def _detail(error: ErrorDetails, loc: ValuePath) -> str:
         key, words = _BOUNDS[kind]
         return f"must be {words} {context.get(key)}, got {got}"
     if kind == "string_too_short":
-        return "must not be empty" if context.get("min_length") == 1 else f"must have at least {context.get('min_length')} characters"
+        minimum = context.get("min_length")
+        return "must not be empty" if minimum == 1 else f"must have at least {minimum} characters"
     if kind == "string_too_long":
         return f"must have at most {context.get('max_length')} characters, got {len(str(value))}"
     if kind == "string_pattern_mismatch":

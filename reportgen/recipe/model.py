@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
-    "RECIPE_FORMAT",
     "AMP",
+    "RECIPE_FORMAT",
     "CompileOptions",
     "CpuOverrides",
     "InputSpec",

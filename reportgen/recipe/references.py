@@ -35,7 +35,7 @@ def check_reference(ref: str, *, field: str, search_dir: Path) -> str | None:
     spec = find_module_spec(module, search_dir)
     if spec is None:
         return f"{field}: cannot find module '{module}' (looked next to the recipe and on sys.path)"
-    if spec.origin is None or not spec.origin.endswith(".py") or not os.path.isfile(spec.origin):
+    if spec.origin is None or not spec.origin.endswith(".py") or not Path(spec.origin).is_file():
         return None
     shown = _display_path(spec.origin)
     try:
@@ -64,7 +64,7 @@ def find_module_spec(module: str, search_dir: Path) -> ModuleSpec | None:
     parts = module.split(".")
     if not all(part.isidentifier() for part in parts):
         return None
-    search: Sequence[str] | None = [str(search_dir), *sys.path]
+    search: Sequence[str] | None = [str(search_dir.absolute()), *sys.path]
     spec: ModuleSpec | None = None
     for depth in range(1, len(parts) + 1):
         if search is None:

@@ -1,8 +1,9 @@
 """Recipe bytes → plain Python values plus a map from each value's path to its line and column.
 
 PyYAML composes the node tree with a SafeLoader that refuses aliases and deep nesting; the
-values are then built from the nodes here, so that duplicate keys, non-string keys and odd
-tags are reported at the node at fault.
+values are then built from the nodes here (scalars through the SafeLoader's own tag resolution
+and constructors), so that duplicate keys, non-string keys and odd tags are reported at the
+node at fault.
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ MAX_DEPTH = 64
 ValuePath = tuple[str | int, ...]
 
 _TAG = "tag:yaml.org,2002:"
-_SCALAR_TAGS = frozenset(_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp"))
+_SCALAR_KINDS = {
+    _TAG + "str": "a string",
+    _TAG + "int": "an integer",
+    _TAG + "float": "a number",
+    _TAG + "bool": "a boolean",
+    _TAG + "null": "null",
+    _TAG + "timestamp": "a date",
+}
 
 
 @dataclass(frozen=True)
@@ -74,12 +82,12 @@ class _RecipeLoader(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: object) -> Node | None:
         if self.check_event(AliasEvent):
             event = self.peek_event()
-            raise _Refusal(
+            raise _RefusedError(
                 f"YAML alias '*{event.anchor}' is not allowed in recipes; write the value out",
                 event.start_mark,
             )
         if self.depth >= MAX_DEPTH:
-            raise _Refusal(f"values nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            raise _RefusedError(f"values nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
         self.depth += 1
         try:
             return super().compose_node(parent, index)
@@ -87,7 +95,7 @@ class _RecipeLoader(yaml.SafeLoader):
             self.depth -= 1
 
 
-class _Refusal(Exception):
+class _RefusedError(Exception):
     """Raised inside the composer; turned into a RecipeError with the file's path."""
 
     def __init__(self, message: str, mark: yaml.Mark) -> None:
@@ -163,7 +171,7 @@ def _compose(text: str, path: str | Path) -> tuple[_RecipeLoader, Node | None]:
     try:
         loader = _RecipeLoader(text)
         return loader, loader.get_single_node()
-    except _Refusal as exc:
+    except _RefusedError as exc:
         mark = _mark(exc.mark)
         raise RecipeError(exc.message, path=path, line=mark.line, column=mark.column) from None
     except yaml.MarkedYAMLError as exc:
@@ -185,10 +193,13 @@ def _syntax_error(exc: yaml.MarkedYAMLError, path: str | Path) -> RecipeError:
     """`invalid YAML: <problem> (<context> at line L, column C)` at the problem's mark."""
     problem = exc.problem or exc.context or "syntax error"
     message = f"invalid YAML: {problem}"
-    if exc.problem and exc.context and exc.context_mark is not None:
+    if exc.problem and exc.context and problem.startswith("but "):
+        message = f"invalid YAML: {exc.context}, {problem}"
+    elif exc.problem and exc.context and exc.context_mark is not None:
         context = _mark(exc.context_mark)
         message += f" ({exc.context} at line {context.line}, column {context.column})"
-    mark = _mark(exc.problem_mark or exc.context_mark) if (exc.problem_mark or exc.context_mark) else None
+    where = exc.problem_mark or exc.context_mark
+    mark = _mark(where) if where is not None else None
     hint = "indent with spaces; YAML does not allow tabs" if "'\\t'" in problem else None
     return RecipeError(
         message,
@@ -258,17 +269,22 @@ class _ValueBuilder:
     def build_scalar(self, node: ScalarNode) -> object:
         if node.tag == _TAG + "value":
             return str(node.value)
-        if node.tag not in _SCALAR_TAGS:
+        if node.tag not in _SCALAR_KINDS:
             raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain value", node)
         try:
             return self.loader.construct_object(node)
         except Exception as exc:  # PyYAML's constructors raise many kinds on odd scalars
             detail = exc.problem if isinstance(exc, yaml.MarkedYAMLError) else exc
-            raise self.fail(f"cannot read {_short_tag(node.tag)} value {node.value!r}: {detail}", node) from None
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            kind = _SCALAR_KINDS.get(node.tag, _short_tag(node.tag))
+            raise self.fail(
+                f"cannot read {shown!r} as {kind}: {detail}", node, hint="quote it to make it a string"
+            ) from None
 
 
 def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else repr(tag)
+    """`'!!set'` for standard tags, the tag itself (quoted) for others."""
+    return repr("!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag)
 
 
 def describe_value(value: object) -> str:

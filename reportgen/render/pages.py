@@ -200,7 +200,7 @@ def _environment(env: Environment | None) -> str:
 
 def _recipe(bundle: Bundle, recipe_yaml: str | None) -> str:
     if recipe_yaml is None:
-        text = bundle.manifest.recipe.model_dump_json(indent=2)
+        text = bundle.manifest.recipe.model_dump_json(indent=2, exclude_defaults=True)
         return "## Recipe\n\nThe recipe file is missing; as validated:\n\n" + code_block(text, "json")
     return "\n\n".join([
         "## Recipe",

@@ -1,0 +1,159 @@
+"""Tests of reportgen.bundle.store: atomic writes, validated reads, listing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import (
+    Manifest,
+    RunStatus,
+    iter_bundles,
+    load_bundle,
+    read_analysis,
+    read_log_tail,
+    read_manifest,
+    read_recipe_text,
+    recover_dir,
+    replace_dir,
+    write_analysis,
+    write_bundle,
+)
+from reportgen.errors import BundleError
+
+MakeBundle = Callable[..., Path]
+
+
+def test_write_and_load_round_trip(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path, "mixnet", title="Mixnet")
+    bundle = load_bundle(bundle_dir)
+    assert bundle.name == "mixnet"
+    assert bundle.manifest.recipe.display_title == "Mixnet"
+    assert bundle.manifest.metrics.speedup == pytest.approx(1.5)
+    assert bundle.analysis is not None
+    assert bundle.analysis.kernels.kernels[0].name.startswith("triton_per_fused")
+    assert json.loads((bundle_dir / "manifest.json").read_text())["schema_version"] == 1
+    assert read_recipe_text(bundle_dir) is not None
+    assert [p.name for p in tmp_path.iterdir()] == ["mixnet"]
+
+
+def test_failing_populate_keeps_previous_bundle(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path, "mixnet", title="First")
+
+    def populate(tmp: Path) -> Manifest:
+        (tmp / "partial.txt").write_text("half a bundle")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        write_bundle(tmp_path, "mixnet", populate)
+    assert read_manifest(bundle_dir).recipe.display_title == "First"
+    assert not (bundle_dir / "partial.txt").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["mixnet"]
+
+
+def test_rewrite_replaces_bundle(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    make_bundle(tmp_path, "mixnet", title="First")
+    bundle_dir = make_bundle(tmp_path, "mixnet", status=RunStatus.failed, title="Second")
+    manifest = read_manifest(bundle_dir)
+    assert (manifest.recipe.display_title, manifest.status) == ("Second", RunStatus.failed)
+    assert read_analysis(bundle_dir) is None
+    assert [p.name for p in tmp_path.iterdir()] == ["mixnet"]
+
+
+def test_recover_restores_old_dir_after_interrupted_swap(tmp_path: Path) -> None:
+    old = tmp_path / ".old-site-0123abcd"
+    old.mkdir()
+    (old / "index.md").write_text("previous")
+    (tmp_path / ".tmp-site-89abcdef").mkdir()
+    (tmp_path / ".tmp-site-other-89abcdef").mkdir()
+    recover_dir(tmp_path / "site")
+    assert (tmp_path / "site" / "index.md").read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tmp-site-other-89abcdef", "site"]
+
+
+def test_replace_dir_returns_populate_result(tmp_path: Path) -> None:
+    result = replace_dir(tmp_path / "out", lambda tmp: (tmp / "a.txt").write_text("abc"))
+    assert result == 3
+    assert (tmp_path / "out" / "a.txt").read_text() == "abc"
+
+
+@pytest.mark.parametrize("name", ["", ".hidden", "a/b"])
+def test_write_bundle_refuses_bad_names(tmp_path: Path, name: str) -> None:
+    with pytest.raises(BundleError, match="invalid bundle name"):
+        write_bundle(tmp_path, name, lambda tmp: pytest.fail("populate called"))
+
+
+def test_read_manifest_missing(tmp_path: Path) -> None:
+    with pytest.raises(BundleError) as info:
+        read_manifest(tmp_path)
+    assert info.value.message == "missing manifest.json"
+    assert info.value.path == str(tmp_path / "manifest.json")
+
+
+def test_read_manifest_invalid_json(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{\n  "name": ,\n}')
+    with pytest.raises(BundleError) as info:
+        read_manifest(tmp_path)
+    assert info.value.message == "invalid JSON: Expecting value"
+    assert (info.value.line, info.value.column) == (2, 11)
+
+
+def test_read_manifest_unknown_schema(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"schema_version": 7}')
+    with pytest.raises(BundleError) as info:
+        read_manifest(tmp_path)
+    assert info.value.message == "unknown schema_version 7 (this reportgen reads 1)"
+
+
+def test_read_manifest_validation_error(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path, "mixnet")
+    data = json.loads((bundle_dir / "manifest.json").read_text())
+    data["status"] = "exploded"
+    del data["wall_time_s"]
+    (bundle_dir / "manifest.json").write_text(json.dumps(data))
+    with pytest.raises(BundleError) as info:
+        read_manifest(bundle_dir)
+    assert info.value.message.startswith("invalid manifest.json: status: Input should be 'ok'")
+    assert "wall_time_s: Field required" in info.value.message
+
+
+def test_write_analysis_is_atomic_and_readable(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path, "mixnet", status=RunStatus.failed)
+    assert read_analysis(bundle_dir) is None
+    source = load_bundle(make_bundle(tmp_path, "other")).analysis
+    assert source is not None
+    write_analysis(bundle_dir, source)
+    assert read_analysis(bundle_dir) == source
+    assert sorted(p.name for p in bundle_dir.iterdir()) == [
+        "analysis.json", "manifest.json", "recipe.yaml", "run.log",
+    ]
+
+
+def test_read_analysis_invalid(tmp_path: Path) -> None:
+    (tmp_path / "analysis.json").write_text('{"schema_version": 1, "kernels": []}')
+    with pytest.raises(BundleError, match="invalid analysis.json: kernels: Input should be"):
+        read_analysis(tmp_path)
+
+
+def test_iter_bundles_sorted_skipping_hidden_and_incomplete(
+    tmp_path: Path, make_bundle: MakeBundle
+) -> None:
+    make_bundle(tmp_path, "zeta")
+    make_bundle(tmp_path, "alpha")
+    (tmp_path / ".tmp-beta-0123abcd").mkdir()
+    (tmp_path / ".tmp-beta-0123abcd" / "manifest.json").write_text("{}")
+    (tmp_path / "no-manifest").mkdir()
+    (tmp_path / "file.txt").write_text("")
+    assert [p.name for p in iter_bundles(tmp_path)] == ["alpha", "zeta"]
+    assert list(iter_bundles(tmp_path / "missing")) == []
+
+
+def test_read_log_tail(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path, "mixnet")
+    tail = read_log_tail(bundle_dir, lines=3)
+    assert tail == "log line 97\nlog line 98\nlog line 99"
+    assert read_log_tail(bundle_dir, "../../etc/passwd") is None
+    assert read_log_tail(bundle_dir, "missing.log") is None

@@ -1,0 +1,133 @@
+"""Shared fixtures: canned bundles built from model objects, no GPU needed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import (
+    Analysis,
+    Environment,
+    GpuInfo,
+    HostInfo,
+    Kernel,
+    KernelTable,
+    Manifest,
+    Metrics,
+    RunStatus,
+    StepTimes,
+    Versions,
+    write_analysis,
+    write_bundle,
+)
+from reportgen.recipe.model import Recipe
+
+__all__ = ["DEFAULT_KERNELS", "MakeBundle"]
+
+MakeBundle = Callable[..., Path]
+
+DEFAULT_KERNELS: tuple[tuple[str, str, float, int], ...] = (
+    ("triton_per_fused__native_batch_norm_legit_functional_0", "persistent_reduction", 9100.0, 30),
+    ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", "conv", 6400.0, 120),
+    ("triton_poi_fused_add_mul_sigmoid_1", "pointwise", 4100.0, 90),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)", "aten", 800.0, 12),
+    ("triton_red_fused_sum_2", "reduction", 600.0, 6),
+)
+
+RECIPE_YAML = """\
+name: {name}
+title: {title}
+model:
+  ref: timm:mixnet_l
+inputs:
+  batch_size: 64
+  tensors:
+    - shape: [3, 224, 224]
+task: train
+amp: fp16
+"""
+
+
+def _step_times(median_ms: float) -> StepTimes:
+    samples = [median_ms * f for f in (0.97, 0.99, 1.0, 1.01, 1.04)]
+    return StepTimes(
+        samples_ms=samples, median_ms=median_ms, q1_ms=samples[1], q3_ms=samples[3],
+        min_ms=samples[0], max_ms=samples[-1],
+    )
+
+
+def _environment() -> Environment:
+    return Environment(
+        device="cuda",
+        device_name="NVIDIA H100 80GB HBM3",
+        versions=Versions(
+            python="3.12.3", torch="2.11.0+cu130", triton="3.6.0", cuda="13.0",
+            reportgen="0.1.0", platform="Linux-6.8-x86_64",
+        ),
+        host=HostInfo(cpu="AMD EPYC 9654", cpu_count=16, memory_bytes=128 * 2**30),
+        gpus=[GpuInfo(
+            index=0, name="NVIDIA H100 80GB HBM3", total_memory_bytes=80 * 2**30,
+            multiprocessor_count=132, capability="9.0", peak_bandwidth_gbps=3352.0,
+        )],
+        env={"TORCHINDUCTOR_UNIQUE_KERNEL_NAMES": "1"},
+    )
+
+
+def make_manifest(name: str, status: RunStatus, title: str | None) -> Manifest:
+    """A manifest of a mixnet_l training run; failed runs have no metrics."""
+    recipe = Recipe.model_validate({
+        "name": name, "title": title, "model": {"ref": "timm:mixnet_l"},
+        "inputs": {"batch_size": 64, "tensors": [{"shape": [3, 224, 224]}]},
+        "task": "train", "amp": "fp16",
+    })
+    ok = status is RunStatus.ok
+    return Manifest(
+        name=name, recipe=recipe, recipe_sha256="0" * 64, recipe_path=f"recipes/{name}.yaml",
+        status=status, exit_code=0 if ok else 1,
+        error=None if ok else "RuntimeError: CUDA error: an illegal memory access <b>was</b> `encountered`",
+        started_at="2025-01-01T00:00:00Z", finished_at="2025-01-01T00:05:00Z", wall_time_s=300.0,
+        environment=_environment(),
+        metrics=Metrics(eager=_step_times(120.0), compiled=_step_times(80.0), compile_time_s=160.0)
+        if ok else Metrics(),
+        trace_file="trace.json.gz" if ok else None,
+    )
+
+
+def make_analysis(kernels: Sequence[tuple[str, str, float, int]]) -> Analysis:
+    """An analysis whose kernel table holds `kernels` as (name, category, time_us, count)."""
+    total_us = sum(k[2] for k in kernels)
+    rows = [
+        Kernel(name=n, category=c, device_time_us=t, count=k, share=t / total_us if total_us else 0.0)
+        for n, c, t, k in sorted(kernels, key=lambda k: k[2], reverse=True)
+    ]
+    return Analysis(kernels=KernelTable(device="cuda", profiled_steps=3, total_us=total_us, kernels=rows))
+
+
+@pytest.fixture
+def make_bundle() -> MakeBundle:
+    """Factory: `make_bundle(results_dir, name, status=..., kernels=..., title=...)` -> bundle dir.
+
+    `kernels=None` uses DEFAULT_KERNELS for ok runs and writes no analysis for failed ones.
+    """
+
+    def make(
+        results_dir: Path,
+        name: str,
+        status: RunStatus = RunStatus.ok,
+        kernels: Sequence[tuple[str, str, float, int]] | None = None,
+        title: str | None = None,
+    ) -> Path:
+        def populate(tmp: Path) -> Manifest:
+            (tmp / "recipe.yaml").write_text(RECIPE_YAML.format(name=name, title=json.dumps(title or name)))
+            (tmp / "run.log").write_text("".join(f"log line {i}\n" for i in range(100)))
+            return make_manifest(name, status, title)
+
+        bundle_dir = write_bundle(results_dir, name, populate)
+        if kernels is not None or status is RunStatus.ok:
+            write_analysis(bundle_dir, make_analysis(DEFAULT_KERNELS if kernels is None else kernels))
+        return bundle_dir
+
+    return make
