@@ -45,7 +45,8 @@ def _log(message: str) -> None:
 def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     import torch
 
-    from reportgen.run import measure
+    from reportgen.run import inductor, measure
+    from reportgen.run.modules import copy_modules
     from reportgen.run.probe import probe_environment
     from reportgen.run.workload import build_workload, resolve_device
 
@@ -69,7 +70,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     progress.metrics(compile_time_s=measure.time_call(work, compiled))
     for _ in range(max(recipe.profile.warmup - 1, 0)):
         measure.time_call(work, compiled)
-    progress.update(stage="compile")
+    progress.update(stage="compile", modules=copy_modules(inductor.module_files(inductor.loaded_modules()), out_dir))
     _log(f"timing {recipe.profile.steps} eager and compiled steps, interleaved")
     eager_t, compiled_t = measure.time_interleaved(work, work.model, compiled, recipe.profile.steps)
     progress.metrics(

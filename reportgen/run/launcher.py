@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from reportgen.bundle.model import Manifest, Metrics, RunStatus
 from reportgen.bundle.store import write_bundle
 from reportgen.recipe.model import Recipe
-from reportgen.run.modules import collect_modules
+from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 
 __all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe"]
@@ -121,8 +121,8 @@ def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Pa
                 env=_child_env(recipe, cache_dir), start_new_session=True,
             )
             timed_out = _wait(proc, timeout_s)
-        modules = collect_modules(cache_dir, bundle)
-    result = _read_result(bundle / CHILD_RESULT)
+        result = _read_result(bundle / CHILD_RESULT)
+        modules = result.modules if result and result.modules else scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
     status, error = _status(proc.returncode, timed_out, result)
     if status is not RunStatus.ok:

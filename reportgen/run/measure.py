@@ -64,14 +64,23 @@ def peak_memory(workload: Workload, fn: Callable[..., object]) -> int | None:
 
 
 def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, trace_path: Path) -> None:
-    """Record `steps` steps of `fn` with torch.profiler and export a gzipped chrome trace."""
+    """Record `steps` steps of `fn` with torch.profiler and export a gzipped chrome trace.
+
+    A schedule (one warm-up step, then `steps` active ones) makes the profiler emit
+    `ProfilerStep#N` spans, which the analysis uses as step boundaries; without a schedule
+    torch records no step markers.
+    """
     activities = [torch.profiler.ProfilerActivity.CPU]
     if workload.device == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
+    schedule = torch.profiler.schedule(wait=0, warmup=1, active=steps, repeat=1)
+
+    def export(prof: torch.profiler.profile) -> None:
+        prof.export_chrome_trace(str(trace_path))
+
     workload.synchronize()
-    with torch.profiler.profile(activities=activities) as prof:
-        for _ in range(steps):
+    with torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=export) as prof:
+        for _ in range(steps + 1):
             workload.step(fn)
             workload.synchronize()
             prof.step()
-    prof.export_chrome_trace(str(trace_path))

@@ -1,14 +1,19 @@
-"""Copy compiled modules (wrappers and kernel sources) out of a run's private Inductor cache."""
+"""Copy compiled modules (wrappers and kernel sources) into the bundle.
+
+The child copies what Inductor loaded in its process (`run.inductor.loaded_modules`) before it exits
+(Inductor may purge its files at exit); the parent falls back to scanning the run's private cache dir.
+"""
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from reportgen.bundle.model import ModuleFile
 
-__all__ = ["collect_modules"]
+__all__ = ["copy_modules", "scan_cache_dir"]
 
 _KERNEL_PATH = re.compile(r"^# kernel path: (\S+\.py)\s*$", re.M)
 _WRAPPER_MARK = "compiled_module_main"
@@ -21,28 +26,32 @@ def _read(path: Path) -> str:
         return ""
 
 
-def collect_modules(cache_dir: Path, bundle_dir: Path) -> list[ModuleFile]:
-    """Copy wrappers (`compiled_module_main` in the file) and the kernels they name into the bundle.
+def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
+    """Copy wrappers (files holding `compiled_module_main`) and the kernels they name.
 
-    With a fresh cache dir per run, every wrapper there belongs to this run; their creation order
-    (mtime) is the compile order, so the forward graph precedes its backward.
+    `files` come in load order, so wrappers keep their compile order (forward before backward).
+    Kernel files no wrapper names (e.g. autotuning benchmarks) are left out.
     """
-    if not cache_dir.is_dir():
-        return []
-    sources = [p for p in cache_dir.rglob("*.py") if p.is_file()]
-    wrappers = sorted((p for p in sources if _WRAPPER_MARK in _read(p)), key=lambda p: (p.stat().st_mtime_ns, p.name))
-    kernel_names = {Path(m).name for w in wrappers for m in _KERNEL_PATH.findall(_read(w))}
-    kernels = sorted(p for p in sources if p.name in kernel_names)
+    paths = list(files)
+    texts = {p: _read(p) for p in paths}
+    wrappers = [p for p in paths if _WRAPPER_MARK in texts[p]]
+    named = {Path(m).name for w in wrappers for m in _KERNEL_PATH.findall(texts[w])}
+    kernels = sorted((p for p in paths if p.name in named and p not in wrappers), key=lambda p: p.name)
     found: list[ModuleFile] = []
-    for kind, paths in (("wrapper", wrappers), ("kernel", kernels)):
+    for kind, group in (("wrapper", wrappers), ("kernel", kernels)):
         dest_dir = bundle_dir / "modules" / f"{kind}s"
         dest_dir.mkdir(parents=True, exist_ok=True)
-        for order, src in enumerate(paths):
+        for order, src in enumerate(group):
             dest = dest_dir / src.name
             shutil.copyfile(src, dest)
-            found.append(
-                ModuleFile(
-                    path=dest.relative_to(bundle_dir).as_posix(), kind=kind, order=order, size_bytes=dest.stat().st_size
-                )
-            )
+            rel = dest.relative_to(bundle_dir).as_posix()
+            found.append(ModuleFile(path=rel, kind=kind, order=order, size_bytes=dest.stat().st_size))
     return found
+
+
+def scan_cache_dir(cache_dir: Path, bundle_dir: Path) -> list[ModuleFile]:
+    """Fallback: every `.py` under a run's private Inductor cache, wrappers ordered by mtime."""
+    if not cache_dir.is_dir():
+        return []
+    files = sorted((p for p in cache_dir.rglob("*.py") if p.is_file()), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    return copy_modules(files, bundle_dir)

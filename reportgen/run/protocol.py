@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from reportgen.bundle.model import Environment, Metrics
+from reportgen.bundle.model import Environment, Metrics, ModuleFile
 from reportgen.recipe.model import Recipe
 
 __all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec", "TRACE_FILE"]
@@ -36,3 +36,4 @@ class ChildResult(BaseModel):
     environment: Environment | None = None
     metrics: Metrics = Metrics()
     trace_file: str | None = None
+    modules: list[ModuleFile] = []
