@@ -2,30 +2,40 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_category
+from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.kernels import kernel_table
+from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import Analysis, Manifest
+from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, Manifest
 from reportgen.errors import AnalysisError
 
 __all__ = [
     "CATEGORY_ORDER",
+    "GraphAttribution",
     "Trace",
     "analyze",
+    "attribute_graphs",
     "categorize",
     "kernel_table",
     "load_trace",
     "seed_category",
 ]
 
+logger = logging.getLogger(__name__)
 
-def analyze(bundle_dir: Path, manifest: Manifest) -> Analysis:
+
+def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None) -> Analysis:
     """Analyse one bundle.
 
     :param bundle_dir: the bundle directory (holds `manifest.trace_file`)
     :param manifest: its manifest
+    :param capture: its capture.json, if any: GPU graphs get `busy_seed_percent` and
+        `seed_categories_percent` from the matching `GraphBenchmark` traces (see `reportgen.analyze.seed`)
     :raises AnalysisError: the run left no trace or environment, or the trace is unreadable
     """
     manifest_path = bundle_dir / "manifest.json"
@@ -40,4 +50,30 @@ def analyze(bundle_dir: Path, manifest: Manifest) -> Analysis:
     device = manifest.environment.device
     trace = load_trace(bundle_dir / manifest.trace_file)
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
-    return Analysis(kernels=kernel_table(trace, device, profiled_steps))
+    attribution = attribute_graphs(trace, device)
+    graphs = attribution.graphs
+    if capture is not None and device == "cuda":
+        graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
+    return Analysis(
+        kernels=kernel_table(trace, device, profiled_steps),
+        graphs=graphs,
+        steps=attribution.steps,
+        idle=attribution.idle,
+        timeline=attribution.timeline,
+    )
+
+
+def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], capture: Capture) -> list[GraphAnalysis]:
+    """Graphs with their `wrapper.py -p` numbers; an unreadable benchmark trace costs a warning, not the analysis."""
+    matches = match_benchmarks(graphs, capture.graph_benchmarks)
+    out: list[GraphAnalysis] = []
+    for graph in graphs:
+        benchmark = matches.get(graph.graph) if graph.graph is not None else None
+        seed = None
+        if benchmark is not None and benchmark.trace_file is not None:
+            try:
+                seed = seed_busy(load_trace(bundle_dir / benchmark.trace_file), benchmark)
+            except AnalysisError as exc:
+                logger.warning("skipping the benchmark trace of graph %d: %s", benchmark.graph, exc)
+        out.append(with_seed(graph, seed) if seed is not None else graph)
+    return out

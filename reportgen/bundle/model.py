@@ -23,15 +23,27 @@ from reportgen.recipe.model import Recipe
 __all__ = [
     "SCHEMA_VERSION",
     "Analysis",
+    "AutotuneChoice",
+    "Capture",
+    "CompileDiagnostics",
     "Environment",
     "GpuInfo",
+    "GraphAnalysis",
+    "GraphBenchmark",
+    "GraphBreak",
+    "GraphKernel",
+    "GraphKind",
     "HostInfo",
+    "IdleHistogram",
     "Kernel",
+    "KernelBenchmark",
     "KernelTable",
     "Manifest",
     "Metrics",
     "ModuleFile",
+    "Recompile",
     "RunStatus",
+    "StepAnalysis",
     "StepTimes",
     "Versions",
 ]
@@ -146,6 +158,95 @@ class ModuleFile(_Model):
     size_bytes: int
 
 
+GraphKind = Literal["forward", "backward", "inference", "unknown"]
+
+
+class GraphBenchmark(_Model):
+    """A compiled graph's wrapper run on its own, as `python wrapper.py -p` does, in the run's process.
+
+    The wrapper's own harness (`get_args()` + `benchmark_compiled_module`) is timed unprofiled
+    (median per call over `times` x `repeat`), then `profiled_calls` calls are recorded with
+    torch.profiler into `trace_file`. No second compilation: the modules are already loaded.
+    """
+
+    graph: int = Field(description="Index of the wrapper in compile order.")
+    wrapper: str = Field(description="Bundle path of the wrapper module.")
+    kind: GraphKind
+    wall_ms_per_call: float
+    times: int
+    repeat: int
+    profiled_calls: int
+    trace_file: str | None = None
+
+
+class KernelBenchmark(_Model):
+    """One Triton kernel timed with its own harness (TORCHINDUCTOR_BENCHMARK_KERNEL=1)."""
+
+    graph: int
+    name: str
+    module: str = Field(description="Bundle path of the kernel module.")
+    ms: float
+    num_gb: float | None = Field(default=None, description="Inductor's estimate of GB moved per call.")
+
+    @property
+    def bandwidth_gbps(self) -> float | None:
+        """GB/s achieved, from Inductor's byte estimate."""
+        return self.num_gb / (self.ms / 1e3) if self.num_gb and self.ms > 0 else None
+
+
+class AutotuneChoice(_Model):
+    """One candidate timed by max-autotune for one operation."""
+
+    op: str
+    choice: str
+    ms: float
+    chosen: bool
+
+
+class GraphBreak(_Model):
+    """A Dynamo graph break: why, and where in user code."""
+
+    reason: str
+    location: str | None = None
+    count: int = 1
+
+
+class Recompile(_Model):
+    """A recompilation and the guard that failed."""
+
+    frame: str
+    reason: str
+
+
+class CompileDiagnostics(_Model):
+    """What Dynamo/AOTAutograd/Inductor reported about compilation."""
+
+    graph_breaks: list[GraphBreak] = Field(default_factory=list)
+    recompiles: list[Recompile] = Field(default_factory=list)
+    unique_graphs: int | None = None
+    graph_ops: list[int] = Field(default_factory=list, description="FX nodes (call ops) per captured graph.")
+    compile_phases_s: dict[str, float] = Field(
+        default_factory=dict, description="Seconds per compile phase (dynamo, aot, inductor, codegen, ...)."
+    )
+    cache: dict[str, int] = Field(default_factory=dict, description="Compile cache hit/miss counters.")
+    cudagraphs: Literal["used", "skipped", "off"] = "off"
+    cudagraph_skip_reasons: list[str] = Field(default_factory=list)
+
+
+class Capture(_Model):
+    """capture.json: what the run's process measured beyond step times (GPU/Inductor specific)."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    graph_benchmarks: list[GraphBenchmark] = Field(default_factory=list)
+    kernel_benchmarks: list[KernelBenchmark] = Field(default_factory=list)
+    autotune: list[AutotuneChoice] = Field(default_factory=list)
+    diagnostics: CompileDiagnostics = Field(default_factory=CompileDiagnostics)
+    copy_bandwidth_gbps: float | None = Field(
+        default=None, description="Measured device-to-device copy bandwidth (bytes read + written)."
+    )
+    notes: list[str] = Field(default_factory=list, description="Capture steps that were skipped, and why.")
+
+
 class Manifest(_Model):
     """manifest.json: what ran, where, how it ended, and its headline numbers."""
 
@@ -165,6 +266,7 @@ class Manifest(_Model):
     modules: list[ModuleFile] = Field(default_factory=list)
     trace_file: str | None = None
     log_file: str = "run.log"
+    capture_file: str | None = Field(default=None, description="`capture.json`, when the run wrote one.")
 
 
 class Kernel(_Model):
@@ -191,8 +293,95 @@ class KernelTable(_Model):
     kernels: list[Kernel]
 
 
+class GraphKernel(_Model):
+    """One kernel (or CPU op on CPU runs) of one compiled graph, aggregated by name over the profiled steps.
+
+    Kernel numbering restarts in every graph, so a kernel is identified by (graph, name).
+    """
+
+    graph: int | None = Field(description="Graph number (`GraphAnalysis.graph`); None = outside compiled regions.")
+    name: str
+    category: str
+    device_time_us: float = Field(description="Total device (or self CPU) time over the profiled steps.")
+    count: int
+    share: float = Field(description="Fraction of this graph's kernel time, 0..1.")
+    source: str | None = Field(default=None, description="Bundle path of the kernel's module, when known.")
+    source_nodes: list[str] = Field(default_factory=list, description="Inductor's topologically sorted FX nodes.")
+    aten_ops: list[str] = Field(default_factory=list, description="The original ATen ops the kernel fuses.")
+
+    @property
+    def mean_us(self) -> float:
+        """Mean time per launch."""
+        return self.device_time_us / self.count if self.count else 0.0
+
+
+class GraphAnalysis(_Model):
+    """Where one compiled graph's time goes, from the kernels launched inside its calls.
+
+    A kernel belongs to the compiled-graph call (`## Call CompiledFxGraph <key> ##`, else
+    `CompiledFunction[Backward]` / `Torch-Compiled Region`) enclosing its launch on the launching thread;
+    see `reportgen.analyze.regions` for the rules.
+    """
+
+    graph: int | None = Field(description="Number in order of first call in the trace; None = outside graphs.")
+    label: str = Field(description='E.g. "forward (graph 0)", "outside compiled regions".')
+    key: str | None = Field(description="The CompiledFxGraph key, else the Torch-Compiled Region name.")
+    kind: GraphKind
+    calls: int = Field(description="Calls over the profiled steps.")
+    wall_us: float = Field(description="Sum of the CPU spans of those calls.")
+    kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels launched by the calls.")
+    busy_union_percent: float | None = Field(
+        default=None,
+        description="Union of the kernel intervals of each call ÷ the call's window [min(call span start, "
+        "first kernel start), max(call span end, last kernel end)], both summed over calls, x 100. "
+        "None without kernels or calls.",
+    )
+    busy_seed_percent: float | None = Field(
+        default=None,
+        description="`wrapper.py -p`'s 'Percent of time when GPU is busy': per-call device time of the graph "
+        "run alone ÷ its unprofiled wall time per call, x 100 (no overlap correction; may exceed 100).",
+    )
+    seed_categories_percent: dict[str, float] = Field(
+        default_factory=dict,
+        description="The same per seed bucket: pointwise, reduction, persistent_reduction, other.",
+    )
+    categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
+    kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")
+
+
+class StepAnalysis(_Model):
+    """Device busy time of one profiled step.
+
+    The step's window is its CPU-side `ProfilerStep#N` span, extended to the end of the last kernel launched
+    inside it; a kernel belongs to the step its launch lies in.
+    """
+
+    step: int = Field(description="N of `ProfilerStep#N`; -1 = the trace has no step markers (whole trace).")
+    wall_us: float = Field(description="Window length.")
+    kernel_time_us: float = Field(description="Sum of kernel durations (concurrent streams add up).")
+    busy_union_us: float = Field(description="Union of the kernel intervals (no double counting).")
+    busy_percent: float = Field(description="busy_union_us ÷ wall_us x 100.")
+    idle_us: float = Field(description="wall_us - busy_union_us: the window's uncovered stretches.")
+    gap_count: int = Field(description="Number of uncovered stretches (idle gaps) in the window.")
+
+
+class IdleHistogram(_Model):
+    """Idle gaps of all profiled steps by length: counts[i] gaps with edges_us[i] <= length < edges_us[i+1]."""
+
+    edges_us: list[float] = Field(description="Bin edges; the last one is a large number standing for +inf.")
+    counts: list[int]
+    total_idle_us: float
+
+
 class Analysis(_Model):
     """analysis.json: what `reportgen.analyze` derived from the trace and modules."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
     kernels: KernelTable
+    graphs: list[GraphAnalysis] = Field(default_factory=list, description="Compiled graphs, then outside (if any).")
+    steps: list[StepAnalysis] = Field(default_factory=list)
+    idle: IdleHistogram | None = None
+    timeline: list[tuple[float, float]] = Field(
+        default_factory=list,
+        description="Merged busy intervals (us from the window start) of one representative step (median wall).",
+    )

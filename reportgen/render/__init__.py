@@ -6,6 +6,8 @@ Layout written under `reports_dir`::
     <bundle>/index.md     one report page
     <bundle>/*.png        its charts
     <bundle>/recipe.yaml  copy of the bundle's recipe file
+    <bundle>/modules/     one page per compiled wrapper (render.sources)
+    <bundle>/kernels/     source pages of the kernels that took most time
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from reportgen.analyze.modules import embedded_source
+from reportgen.analyze.sources import GraphModule, IndexedKernel, module_index
 from reportgen.bundle.model import RunStatus
 from reportgen.bundle.store import (
     RECIPE_FILE,
@@ -26,6 +30,15 @@ from reportgen.bundle.store import (
 from reportgen.errors import BundleError
 from reportgen.render.charts import category_chart, step_time_chart, top_kernels_chart
 from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
+from reportgen.render.sources import (
+    SourcePages,
+    kernel_docname,
+    kernel_page,
+    select_kernels,
+    sources_section,
+    wrapper_docname,
+    wrapper_page,
+)
 
 __all__ = ["render_site_pages"]
 
@@ -52,6 +65,50 @@ def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
     )
 
 
+def _read_source(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        logger.warning("cannot read compiled module %s: %s", path, exc)
+        return None
+
+
+def _write_page(page_dir: Path, docname: str, text: str) -> None:
+    path = page_dir / f"{docname}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _kernel_source(bundle: Bundle, kernel: IndexedKernel, wrappers: dict[int, str]) -> str | None:
+    if kernel.module_path is not None:
+        return _read_source(bundle.path / kernel.module_path)
+    return embedded_source(wrappers[kernel.graph], kernel.source)
+
+
+def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
+    """Write the wrapper and kernel source pages of `bundle` under `page_dir`."""
+    index = module_index(bundle.path, bundle.manifest.modules)
+    wrappers = {g.graph: text for g in index.graphs if (text := _read_source(bundle.path / g.wrapper_path)) is not None}
+    graphs: dict[int, GraphModule] = {g.graph: g for g in index.graphs if g.graph in wrappers}
+    ranked = [k.name for k in bundle.analysis.kernels.kernels] if bundle.analysis else None
+    written: set[tuple[int, str]] = set()
+    for kernel in select_kernels(index, ranked):
+        if kernel.graph not in graphs or (source := _kernel_source(bundle, kernel, wrappers)) is None:
+            continue
+        _write_page(
+            page_dir, kernel_docname(kernel.graph, kernel.name), kernel_page(kernel, graphs[kernel.graph], source)
+        )
+        written.add((kernel.graph, kernel.name))
+    pages = SourcePages(
+        bundle_name=bundle.name,
+        wrappers=tuple((g.graph, g.kind, wrapper_docname(g)) for g in graphs.values()),
+        kernels=frozenset(written),
+    )
+    for graph in graphs.values():
+        _write_page(page_dir, wrapper_docname(graph), wrapper_page(graph, wrappers[graph.graph], pages))
+    return pages
+
+
 def _render_report(bundle: Bundle, page_dir: Path) -> Path:
     """Write one report page, its charts and its recipe copy into `page_dir`."""
     page_dir.mkdir(parents=True)
@@ -61,7 +118,10 @@ def _render_report(bundle: Bundle, page_dir: Path) -> Path:
     log_tail = None
     if bundle.manifest.status is not RunStatus.ok:
         log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
+    sources = _render_sources(bundle, page_dir)
     page = report_page(bundle, _draw_charts(bundle, page_dir), recipe_yaml=recipe_yaml, log_tail=log_tail)
+    if section := sources_section(sources):
+        page = f"{page.rstrip()}\n\n{section}\n"
     index = page_dir / "index.md"
     index.write_text(page, encoding="utf-8")
     return index

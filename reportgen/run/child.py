@@ -10,9 +10,11 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.run.protocol import CHILD_RESULT, TRACE_FILE, ChildResult, ChildSpec
+from reportgen.bundle.model import Capture, ModuleFile
+from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, TRACE_FILE, ChildResult, ChildSpec
 
 __all__ = ["main"]
 
@@ -81,8 +83,36 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     progress.update(stage="timing")
     _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
-    progress.update(stage="done", status="ok", trace_file=TRACE_FILE)
+    progress.update(stage="profile", trace_file=TRACE_FILE)
+    _log("benchmarking compiled graphs and hot kernels with Inductor's own harnesses")
+    capture = _capture(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
+    (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
+    progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
     _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
+
+
+def _capture(device: str, out_dir: Path, files: list[ModuleFile], steps: int) -> Capture:
+    """Optional captures: each one that fails leaves a note, never fails the run."""
+    from reportgen.run import capture, inductor
+
+    notes: list[str] = []
+    loaded = inductor.loaded_modules()
+    fields: dict[str, object] = {}
+    jobs: list[tuple[str, Callable[[], object]]] = [
+        ("graph_benchmarks", lambda: capture.benchmark_graphs(loaded, files, out_dir, device)),
+    ]
+    if device == "cuda":
+        jobs.append(("copy_bandwidth_gbps", capture.copy_bandwidth_gbps))
+        jobs.append(
+            ("kernel_benchmarks", lambda: capture.benchmark_kernels(loaded, files, out_dir, out_dir / TRACE_FILE, steps))
+        )
+    for field, job in jobs:
+        try:
+            fields[field] = job()
+        except Exception as exc:  # an optional capture must not sink the run
+            traceback.print_exc()
+            notes.append(f"{field} skipped: {type(exc).__name__}: {exc}")
+    return Capture(notes=notes, **fields)  # type: ignore[arg-type]
 
 
 def _is_oom(exc: BaseException) -> bool:

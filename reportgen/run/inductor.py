@@ -7,10 +7,20 @@ instead of failing the run.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["loaded_modules", "module_files"]
+__all__ = [
+    "is_wrapper",
+    "kernel_benchmark",
+    "kernel_names",
+    "kernel_num_gb",
+    "loaded_modules",
+    "module_files",
+    "wrapper_benchmark",
+]
 
 
 def loaded_modules() -> list[ModuleType]:
@@ -39,3 +49,57 @@ def module_files(modules: list[ModuleType]) -> list[Path]:
         if file and Path(file).is_file():
             seen.setdefault(Path(file), None)
     return list(seen)
+
+
+def is_wrapper(module: ModuleType) -> bool:
+    """A compiled graph's wrapper ("compiled module"): it has `call` and a benchmark harness."""
+    return callable(getattr(module, "call", None)) and callable(getattr(module, "benchmark_compiled_module", None))
+
+
+def wrapper_benchmark(module: ModuleType) -> Callable[[int, int], float]:
+    """`f(times, repeat) -> seconds per call` from a wrapper's own harness.
+
+    torch ≥ 2.11 generates `get_args()` + `benchmark_compiled_module(args, times, repeat)`; earlier
+    versions `benchmark_compiled_module(times, repeat)`, building the args inside.
+    """
+    harness = module.benchmark_compiled_module
+    params = inspect.signature(harness).parameters
+    if "args" in params and callable(getattr(module, "get_args", None)):
+        args = module.get_args()
+        return lambda times, repeat: float(harness(args, times=times, repeat=repeat))
+    return lambda times, repeat: float(harness(times=times, repeat=repeat))
+
+
+def kernel_names(module: ModuleType) -> list[str]:
+    """Names of the Triton kernels a kernel module defines (module-level `triton_*` objects)."""
+    return [name for name, value in vars(module).items() if name.startswith("triton_") and hasattr(value, "run")]
+
+
+def kernel_num_gb(module: ModuleType, name: str) -> float | None:
+    """Inductor's estimate of GB a kernel moves per call (`inductor_meta["kernel_num_gb"]`)."""
+    meta = getattr(getattr(module, name, None), "inductor_meta", None)
+    value = meta.get("kernel_num_gb") if isinstance(meta, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def kernel_benchmark(module: ModuleType) -> Callable[[], float] | None:
+    """`f() -> ms` timing a kernel module's `call(get_args())` the way its `__main__` harness does."""
+    get_args, call = getattr(module, "get_args", None), getattr(module, "call", None)
+    if not (callable(get_args) and callable(call)):
+        return None
+    args = get_args()
+
+    def run() -> None:
+        call(args)
+
+    try:
+        from torch._inductor.runtime.benchmarking import benchmarker
+    except ImportError:
+        benchmarker = None
+    if benchmarker is not None and hasattr(benchmarker, "benchmark_gpu"):
+        return lambda: float(benchmarker.benchmark_gpu(run, rep=40))
+    if benchmarker is not None:
+        return lambda: float(benchmarker.benchmark(run, device="cuda", rep=40))
+    from triton.testing import do_bench
+
+    return lambda: float(do_bench(run, rep=40))

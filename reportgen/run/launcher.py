@@ -104,6 +104,10 @@ def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tup
     return RunStatus.failed, f"run process exited with code {returncode}"
 
 
+def _existing(bundle: Path, name: str | None) -> str | None:
+    return name if name and (bundle / name).is_file() else None
+
+
 def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Path) -> Manifest:
     started, t0 = _now(), time.monotonic()
     recipe_text = recipe_path.read_bytes()
@@ -142,7 +146,8 @@ def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Pa
         environment=result.environment if result else None,
         metrics=result.metrics if result else Metrics(),
         modules=modules,
-        trace_file=result.trace_file if result and (bundle / (result.trace_file or "")).is_file() else None,
+        trace_file=_existing(bundle, result.trace_file if result else None),
+        capture_file=_existing(bundle, result.capture_file if result else None),
     )
 
 

@@ -9,11 +9,12 @@ from pydantic import BaseModel, ConfigDict
 from reportgen.bundle.model import Environment, Metrics, ModuleFile
 from reportgen.recipe.model import Recipe
 
-__all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec", "TRACE_FILE"]
+__all__ = ["CAPTURE_FILE", "CHILD_RESULT", "CHILD_SPEC", "TRACE_FILE", "ChildResult", "ChildSpec"]
 
 CHILD_SPEC = "child-spec.json"
 CHILD_RESULT = "child-result.json"
 TRACE_FILE = "trace.json.gz"
+CAPTURE_FILE = "capture.json"
 
 
 class ChildSpec(BaseModel):
@@ -37,3 +38,4 @@ class ChildResult(BaseModel):
     metrics: Metrics = Metrics()
     trace_file: str | None = None
     modules: list[ModuleFile] = []
+    capture_file: str | None = None

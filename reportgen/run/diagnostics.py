@@ -1,0 +1,406 @@
+"""Compile diagnostics, recorded in the run's child around the compiled calls.
+
+`DiagnosticsRecorder.start()` goes before the first compiled call, `.finish()` after the last one;
+everything is measured as a difference between the two, so earlier compiles do not leak in.
+Sources (torch 2.6 – 2.14; each private access sits in a small function that falls back to
+"nothing found" and adds a line to `notes`):
+
+- graph breaks: records of the `graph_breaks` artifact loggers (`Graph break in user code at
+  FILE:LINE` + `Reason:`/`Graph Break Reason:`); fallback `counters["graph_break"]` (no location);
+- recompiles: the `recompiles` artifact (`Recompiling function NAME in FILE:LINE ... triggered by
+  the following guard failure(s)`), enabled in torch's private `log_state`; fallback
+  `CompilationMetrics.recompile_reason` (torch ≥ 2.7);
+- unique graphs, cache hits/misses, CUDA-graph skips: `torch._dynamo.utils.counters`;
+- ops per graph: `CompilationMetrics.graph_op_count` of each frame compile that made a graph;
+- compile phases: `torch._dynamo.utils.compile_times(repr="csv", aggregate=True)`, see `compile_phases`;
+- CUDA graphs: cudagraph-tree recording timers, `cudagraph_skips`, "skipping cudagraphs due to ..."
+  records (`cudagraphs` artifact; `perf_hints` before 2.7) and `CompilationMetrics.cudagraph_skip_reason`.
+
+Logging side effects are undone by `finish()`: the artifact loggers get our handler and DEBUG level
+only while recording, and stay silent on stderr unless the user enabled them with TORCH_LOGS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+
+from reportgen.bundle.model import CompileDiagnostics, GraphBreak, Recompile
+
+__all__ = ["PHASES", "DiagnosticsRecorder", "compile_phases", "parse_graph_break", "parse_recompile"]
+
+PHASES = ("dynamo", "aot_autograd", "inductor", "kernel_compile", "autotune", "cudagraph_record")
+"""Coarse compile phases, in pipeline order; `compile_phases` documents what each one sums."""
+
+_DEBUG_ARTIFACTS = ("graph_breaks", "recompiles", "recompiles_verbose")
+_ARTIFACTS = (*_DEBUG_ARTIFACTS, "cudagraphs", "perf_hints")
+_DYNAMO_MODULES = ("torch._dynamo.symbolic_convert", "torch._dynamo.convert_frame", "torch._dynamo.guards")
+_KNOWN_LOGGERS = tuple(
+    f"torch._inductor.{module}.__{artifact}"
+    for module in ("cudagraph_utils", "cudagraph_trees")
+    for artifact in ("cudagraphs", "perf_hints")
+)
+_CACHE_KEYS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit", "autograd_cache_miss")
+_METRICS_LIMIT = 4096
+
+_USER_LOC = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
+_REASON = re.compile(
+    r"^(?:Graph Break )?Reason:[ \t]*(?P<reason>.*?)(?:\n\s*(?:User code traceback:|Stack variable "
+    r"source attribution:)|\Z)",
+    re.M | re.S,
+)
+_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_RECOMPILE = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<line>\d+)\s*\n(?P<body>.*)", re.S)
+
+Counters = dict[str, Counter[str]]
+
+
+def _location(file: str, line: int | str, root: Path) -> str:
+    """`file:line`, relative to `root` when the file is under it."""
+    path = Path(file)
+    with contextlib.suppress(OSError, ValueError):
+        path = path.resolve().relative_to(root)
+    return f"{path.as_posix()}:{line}"
+
+
+def parse_graph_break(message: str, root: Path, exc_text: str = "") -> tuple[str, str | None] | None:
+    """(reason, location) of a `graph_breaks` log message; None when it is not one.
+
+    Handles the full and the duplicate-suppressed forms of torch 2.6 (`Reason:`) and ≥ 2.7
+    (`Graph Break Reason:`), and frame skips ("Graph break: ... results in a skip", reason in `exc_text`).
+    """
+    if not message.startswith(("Graph break", "WON'T CONVERT")):
+        return None
+    loc = _USER_LOC.search(message)
+    reason = _REASON.search(message)
+    if loc and reason:
+        return reason.group("reason").strip(), _location(loc.group("file"), loc.group("line"), root)
+    frames = _FILE_LINE.findall(message)
+    location = _location(*frames[-1], root) if frames else None
+    first = message.splitlines()[0].strip()
+    detail = exc_text.strip()
+    return (f"{first}\n{detail}" if detail else first), location
+
+
+def parse_recompile(message: str, root: Path) -> Recompile | None:
+    """A `Recompile` from a `recompiles`/`recompiles_verbose` log message; None when it is not one."""
+    match = _RECOMPILE.search(message)
+    if match is None:
+        return None
+    failures = []
+    for raw in match.group("body").splitlines():
+        line = raw.strip().removeprefix("- ").strip()
+        if (
+            line
+            and "triggered by the following guard failure" not in line
+            and not re.fullmatch(r"guard \d+ failures:", line)
+        ):
+            failures.append(line)
+    frame = f"{match.group('name')} ({_location(match.group('file'), match.group('line'), root)})"
+    return Recompile(frame=frame, reason="; ".join(failures) or "unknown guard failure")
+
+
+def _sum(totals: Mapping[str, float], names: Iterable[str] = (), suffixes: tuple[str, ...] = ()) -> float:
+    wanted = set(names)
+    return sum(v for k, v in totals.items() if k in wanted or (suffixes and k.endswith(suffixes)))
+
+
+def compile_phases(totals: Mapping[str, float]) -> dict[str, float]:
+    """Coarse, non-overlapping phases (seconds) from `dynamo_timed` totals (name → seconds).
+
+    Timers nest (frame ⊃ backend ⊃ compile_fx_inner ⊃ kernel wait), so each phase is its timer minus
+    the timers inside it, clamped at 0:
+
+    - dynamo: `_compile.compile_inner` − `OutputGraph.call_user_compiler` (bytecode tracing, guards);
+    - aot_autograd: `OutputGraph.call_user_compiler` + `backward._backward_impl` (lazy backward
+      compile) − `compile_fx_inner` (AOTAutograd tracing/partitioning, Inductor pre-grad and joint
+      passes, AOTAutograd cache);
+    - inductor: `compile_fx_inner` − kernel_compile − compile-time autotune (post-grad passes,
+      lowering, scheduling, wrapper/kernel codegen, FX graph cache);
+    - kernel_compile: `async_compile.wait` (waiting for Triton/C++ kernels built by the worker pool);
+    - autotune: `*_template_autotuning`, `*_template_precompiling`, `benchmark_fused_nodes` (compile
+      time, max-autotune) + `CachingAutotuner.benchmark_all_configs`/`.coordinate_descent_tuning`
+      (runtime Triton autotuning at the first kernel calls);
+    - cudagraph_record: `CUDAGraph*`/`cudagraphify*` timers (CUDA-graph tree warm-up and recording).
+
+    Empty when nothing was compiled.
+    """
+    frames = _sum(totals, ["_compile.compile_inner"])
+    backend = _sum(totals, ["OutputGraph.call_user_compiler", "backward._backward_impl"])
+    inner = _sum(totals, ["compile_fx_inner"])
+    kernels = _sum(totals, ["async_compile.wait"])
+    tuning = _sum(totals, ["benchmark_fused_nodes"], ("_template_autotuning", "_template_precompiling"))
+    runtime_tuning = _sum(
+        totals, [f"CachingAutotuner.{n}" for n in ("benchmark_all_configs", "coordinate_descent_tuning")]
+    )
+    record = sum(v for k, v in totals.items() if k.startswith(("CUDAGraph", "cudagraphify")))
+    if frames + backend + inner + kernels + tuning + runtime_tuning + record <= 0:
+        return {}
+    phases = {
+        "dynamo": frames - _sum(totals, ["OutputGraph.call_user_compiler"]),
+        "aot_autograd": backend - max(inner, kernels + tuning),
+        "inductor": inner - kernels - tuning,
+        "kernel_compile": kernels,
+        "autotune": tuning + runtime_tuning,
+        "cudagraph_record": record,
+    }
+    return {name: round(max(phases[name], 0.0), 6) for name in PHASES}
+
+
+class _Sink(logging.Handler):
+    """Keeps (artifact, message, exception text) of the records that matter here."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[tuple[str, str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        artifact = record.name.rpartition(".__")[2]
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed torch log call must not break the run
+            return
+        if artifact in _DEBUG_ARTIFACTS or "skipping cudagraphs" in message.lower():
+            exc = record.exc_info[1] if record.exc_info else None
+            self.records.append((artifact, message, str(exc) if exc else ""))
+
+
+def _artifact_loggers() -> list[logging.Logger]:
+    """Artifact loggers to listen on: those torch has registered (`<module>.__<artifact>`) + known names."""
+    for module in (*_DYNAMO_MODULES, "torch._inductor.cudagraph_utils"):
+        try:
+            importlib.import_module(module)
+        except Exception:  # moved or broken module: its logger is simply not found
+            continue
+    names = {n for n in logging.root.manager.loggerDict if n.rpartition(".__")[2] in _ARTIFACTS}
+    return [logging.getLogger(n) for n in sorted(names | set(_KNOWN_LOGGERS))]
+
+
+def _enable_recompile_messages() -> Callable[[], None]:
+    """Turn on the `recompiles` artifact in torch's private log state (Dynamo builds the message only
+    then); returns the undo. `torch._logging.set_logs` is not used: it resets all other log settings."""
+    try:
+        from torch._logging._internal import log_state
+
+        if log_state.is_artifact_enabled("recompiles"):
+            return lambda: None
+        log_state.enable_artifact("recompiles")
+        return lambda: log_state.artifact_names.discard("recompiles")
+    except Exception:
+        return lambda: None
+
+
+def _counters() -> Counters | None:
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return None
+    return {group: Counter(values) for group, values in counters.items()}
+
+
+def _compile_time_totals() -> dict[str, float]:
+    """Seconds per `dynamo_timed` name since process start.
+
+    `compile_times(repr="csv", aggregate=True)` returns (names, values as strings) on 2.6 – 2.14;
+    a dict of lists (older/newer shape) and the raw `compilation_time_metrics` are fallbacks.
+    """
+    try:
+        from torch._dynamo.utils import compile_times
+
+        result = compile_times(repr="csv", aggregate=True)
+        if isinstance(result, tuple) and len(result) == 2:
+            return {str(k): _seconds(v) for k, v in zip(*result, strict=False)}
+        if isinstance(result, Mapping):
+            return {str(k): _seconds(v) for k, v in result.items()}
+    except Exception:
+        pass
+    try:
+        from torch._dynamo.utils import compilation_time_metrics
+
+        return {str(k): _seconds(v) for k, v in compilation_time_metrics.items()}
+    except Exception:
+        return {}
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, (list, tuple)):
+        return float(sum(_seconds(v) for v in value))
+    if isinstance(value, str):
+        return float(sum(float(part) for part in value.split(",") if part.strip()))
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _compilation_metrics() -> list[object] | None:
+    """Per-frame-compile `CompilationMetrics` records (private `torch._dynamo.utils`), oldest first."""
+    try:
+        from torch._dynamo import utils
+
+        return list(utils.get_compilation_metrics())
+    except Exception:
+        return None
+
+
+def _raise_compilation_metrics_limit() -> None:
+    """The record deque keeps 64 entries by default; keep more so long runs lose none."""
+    try:
+        from torch._dynamo import utils
+
+        current = getattr(utils, "_compilation_metrics", None)
+        if current is not None and (current.maxlen is None or current.maxlen >= _METRICS_LIMIT):
+            return
+        utils.set_compilation_metrics_limit(_METRICS_LIMIT)
+    except Exception:
+        pass
+
+
+def _diff(after: Counters, before: Counters) -> Counters:
+    return {group: values - before.get(group, Counter()) for group, values in after.items()}
+
+
+def _graph_breaks(records: list[tuple[str, str, str]], counters: Counters, root: Path) -> list[GraphBreak]:
+    """Graph breaks from log records, aggregated by (reason, location); else from the counter."""
+    found = [
+        parsed
+        for artifact, message, exc in records
+        if artifact == "graph_breaks" and (parsed := parse_graph_break(message, root, exc)) is not None
+    ]
+    if not found:
+        found = [(reason, None) for reason, n in counters.get("graph_break", Counter()).items() for _ in range(n)]
+    return [GraphBreak(reason=r, location=loc, count=n) for (r, loc), n in Counter(found).items()]
+
+
+def _recompiles(records: list[tuple[str, str, str]], metrics: list[object], root: Path) -> list[Recompile]:
+    """Recompiles from log records (all failed guards); else `CompilationMetrics.recompile_reason` (first one)."""
+    logged = [
+        parsed
+        for artifact, message, _ in records
+        if artifact.startswith("recompiles") and (parsed := parse_recompile(message, root)) is not None
+    ]
+    from_metrics = []
+    for record in metrics:
+        reason = getattr(record, "recompile_reason", None)
+        if reason:
+            file, line = getattr(record, "co_filename", None), getattr(record, "co_firstlineno", None)
+            where = f" ({_location(file, line, root)})" if file and line is not None else ""
+            from_metrics.append(Recompile(frame=f"{getattr(record, 'co_name', '?')}{where}", reason=str(reason)))
+    return logged if len(logged) >= len(from_metrics) else from_metrics
+
+
+def _cache(counters: Counters) -> dict[str, int]:
+    """Inductor FX-graph and AOTAutograd cache counters (hits, misses, bypasses, ...)."""
+    found = {
+        key: int(n)
+        for group in ("inductor", "aot_autograd")
+        for key, n in counters.get(group, Counter()).items()
+        if "cache" in key
+    }
+    return dict(sorted({**dict.fromkeys(_CACHE_KEYS, 0), **found}.items()))
+
+
+def _cudagraphs(
+    records: list[tuple[str, str, str]], counters: Counters, metrics: list[object], times: Mapping[str, float]
+) -> tuple[str, list[str]]:
+    """("used" | "skipped" | "off", skip reasons). "used" when any graph was recorded, even if others skipped."""
+    reasons = dict.fromkeys(m.strip() for _, m, _ in records if "skipping cudagraphs" in m.lower())
+    for record in metrics:
+        reason = getattr(record, "cudagraph_skip_reason", None)
+        if reason:
+            reasons.setdefault(str(reason).strip())
+    skips = counters.get("inductor", Counter()).get("cudagraph_skips", 0)
+    if skips and not reasons:
+        reasons[f"{skips} graph(s) skipped without a logged reason (graphs without CUDA tensors skip silently)"] = None
+    recorded = any(v > 0 for k, v in times.items() if k.startswith(("CUDAGraph", "cudagraphify")))
+    status = "used" if recorded else "skipped" if reasons else "off"
+    return status, list(reasons)
+
+
+class DiagnosticsRecorder:
+    """Records what torch.compile reports between `start()` and `finish()`.
+
+    :param root: locations under this directory are shown relative to it (default: the working directory).
+    """
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root if root is not None else Path.cwd()).resolve()
+        self.notes: list[str] = []
+        self._sink = _Sink()
+        self._saved: list[tuple[logging.Logger, int, bool]] = []
+        self._undo: Callable[[], None] = lambda: None
+        self._counters: Counters = {}
+        self._times: dict[str, float] = {}
+        self._seen: set[int] = set()
+        self._started = False
+
+    def __enter__(self) -> DiagnosticsRecorder:
+        return self.start()
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
+
+    def start(self) -> DiagnosticsRecorder:
+        """Snapshot torch's counters and timers and start listening; call before the first compiled call."""
+        _raise_compilation_metrics_limit()
+        self._counters = _counters() or {}
+        self._times = _compile_time_totals()
+        self._seen = {id(m) for m in _compilation_metrics() or []}
+        for logger in _artifact_loggers():
+            self._saved.append((logger, logger.level, logger.propagate))
+            logger.addHandler(self._sink)
+            if logger.name.rpartition(".__")[2] in _DEBUG_ARTIFACTS and not logger.isEnabledFor(logging.DEBUG):
+                logger.setLevel(logging.DEBUG)
+                logger.propagate = False  # recorded, not printed: stderr stays as the user configured it
+        self._undo = _enable_recompile_messages()
+        self._started = True
+        return self
+
+    def close(self) -> None:
+        """Stop listening and restore torch's logging; safe to call twice."""
+        for logger, level, propagate in self._saved:
+            logger.removeHandler(self._sink)
+            logger.setLevel(level)
+            logger.propagate = propagate
+        self._saved = []
+        self._undo()
+        self._undo = lambda: None
+
+    def finish(self) -> CompileDiagnostics:
+        """Stop recording and return what happened since `start()`; sources that were missing go to `notes`."""
+        if not self._started:
+            raise RuntimeError("DiagnosticsRecorder.finish() called before start()")
+        try:
+            now = _counters()
+            counters = _diff(now, self._counters) if now is not None else {}
+            times = {k: v - self._times.get(k, 0.0) for k, v in _compile_time_totals().items()}
+            all_metrics = _compilation_metrics()
+            metrics = [m for m in all_metrics or [] if id(m) not in self._seen]
+        finally:
+            self.close()
+        self._note_missing(now is not None, all_metrics is not None, times, counters)
+        status, reasons = _cudagraphs(self._sink.records, counters, metrics, times)
+        return CompileDiagnostics(
+            graph_breaks=_graph_breaks(self._sink.records, counters, self.root),
+            recompiles=_recompiles(self._sink.records, metrics, self.root),
+            unique_graphs=counters.get("stats", Counter()).get("unique_graphs", 0) if now is not None else None,
+            graph_ops=[int(m.graph_op_count) for m in metrics if getattr(m, "graph_op_count", None)],
+            compile_phases_s=compile_phases(times),
+            cache=_cache(counters) if now is not None else {},
+            cudagraphs=status,  # type: ignore[arg-type]
+            cudagraph_skip_reasons=reasons,
+        )
+
+    def _note_missing(self, has_counters: bool, has_metrics: bool, times: dict[str, float], counters: Counters) -> None:
+        if not has_counters:
+            self.notes.append("torch._dynamo.utils.counters unavailable: unique graphs and cache counters not recorded")
+        if not has_metrics:
+            self.notes.append("CompilationMetrics unavailable: ops per graph not recorded")
+        if not times:
+            self.notes.append("torch._dynamo.utils.compile_times() unavailable: compile phases not recorded")
+        breaks = sum(counters.get("graph_break", Counter()).values())
+        if breaks and not any(a == "graph_breaks" for a, _, _ in self._sink.records):
+            self.notes.append("no graph_breaks log records: graph-break reasons from counters, without locations")
