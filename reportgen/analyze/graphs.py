@@ -19,7 +19,8 @@ unknown found among its calls. With `ProfilerStep#N` spans only work anchored, a
 step count; without them the whole trace is one step (-1), from the first CPU event or kernel to the last
 end. A graph's `busy_union_percent` sums, over its calls, the union of the call's kernel intervals and the
 call's window [min(call start, first kernel start), max(call end, last kernel end)] (kernels start after
-their launch, so the window starts at the call span except for CPU-side wrapper work before it).
+their launch, so the window starts at the call span except for CPU-side wrapper work before it). On CPU
+traces a kernel's time is the op's self time, and busy intervals are the counted ops' full [start, end).
 """
 
 from __future__ import annotations
