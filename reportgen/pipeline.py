@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import read_manifest, write_analysis
+from reportgen.bundle.store import read_capture, read_manifest, write_analysis
 from reportgen.errors import ReportgenError
 from reportgen.recipe import load_recipes
 from reportgen.run import RunOptions, run_recipe
@@ -37,7 +37,7 @@ def _analyze(bundle: Path, manifest: Manifest) -> str | None:
     if manifest.status is not RunStatus.ok:
         return None
     try:
-        write_analysis(bundle, analyze(bundle, manifest))
+        write_analysis(bundle, analyze(bundle, manifest, read_capture(bundle, manifest)))
     except ReportgenError as exc:
         return str(exc)
     return None

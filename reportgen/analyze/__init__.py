@@ -8,7 +8,9 @@ from pathlib import Path
 
 from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_category
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
+from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
+from reportgen.analyze.sources import module_index
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.trace import Trace, load_trace
 from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, Manifest
@@ -51,7 +53,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     trace = load_trace(bundle_dir / manifest.trace_file)
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
     attribution = attribute_graphs(trace, device)
-    graphs = attribution.graphs
+    graphs = with_sources(attribution.graphs, module_index(bundle_dir, manifest.modules))
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     return Analysis(

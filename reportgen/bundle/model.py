@@ -327,6 +327,7 @@ class GraphAnalysis(_Model):
     label: str = Field(description='E.g. "forward (graph 0)", "outside compiled regions".')
     key: str | None = Field(description="The CompiledFxGraph key, else the Torch-Compiled Region name.")
     kind: GraphKind
+    wrapper: str | None = Field(default=None, description="Bundle path of the graph's compiled wrapper module.")
     calls: int = Field(description="Calls over the profiled steps.")
     wall_us: float = Field(description="Sum of the CPU spans of those calls.")
     kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels launched by the calls.")

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reportgen.bundle.model import SCHEMA_VERSION, Analysis, Manifest
+from reportgen.bundle.model import SCHEMA_VERSION, Analysis, Capture, Manifest
 from reportgen.errors import BundleError
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "iter_bundles",
     "load_bundle",
     "read_analysis",
+    "read_capture",
     "read_log_tail",
     "read_manifest",
     "read_recipe_text",
@@ -60,6 +61,7 @@ class Bundle:
     path: Path
     manifest: Manifest
     analysis: Analysis | None = None
+    capture: Capture | None = None
 
     @property
     def name(self) -> str:
@@ -218,6 +220,13 @@ def read_analysis(bundle_dir: Path) -> Analysis | None:
     return _read_model(path, Analysis)
 
 
+def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:
+    """The run's capture.json (graph/kernel benchmarks, compile diagnostics), if it wrote one."""
+    if manifest.capture_file is None or not (bundle_dir / manifest.capture_file).exists():
+        return None
+    return _read_model(bundle_dir / manifest.capture_file, Capture)
+
+
 def read_recipe_text(bundle_dir: Path) -> str | None:
     """The recipe file as the user wrote it, or None when the bundle has none."""
     try:
@@ -255,5 +264,6 @@ def iter_bundles(results_dir: Path) -> Iterator[Path]:
 
 
 def load_bundle(path: Path) -> Bundle:
-    """Read a bundle's manifest and analysis; BundleError when either is invalid."""
-    return Bundle(path=path, manifest=read_manifest(path), analysis=read_analysis(path))
+    """Read a bundle's manifest, analysis and capture; BundleError when one is invalid."""
+    manifest = read_manifest(path)
+    return Bundle(path=path, manifest=manifest, analysis=read_analysis(path), capture=read_capture(path, manifest))
