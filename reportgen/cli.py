@@ -22,8 +22,10 @@ EPILOG = """examples:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="reportgen", description="Reproducible torch.compile performance reports.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="reportgen",
+        description="Reproducible torch.compile performance reports.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -67,7 +67,10 @@ def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None) -> 
 
 
 def report(
-    paths: Sequence[Path], results_dir: Path, source_dir: Path, options: RunOptions | None = None,
+    paths: Sequence[Path],
+    results_dir: Path,
+    source_dir: Path,
+    options: RunOptions | None = None,
     notify: Notify = print,
 ) -> int:
     """Run recipes then build the site. Exit code 0 only if every run succeeded."""

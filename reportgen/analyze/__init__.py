@@ -10,8 +10,8 @@ from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_catego
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
-from reportgen.analyze.sources import module_index
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
+from reportgen.analyze.sources import module_index
 from reportgen.analyze.trace import Trace, load_trace
 from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, Manifest
 from reportgen.errors import AnalysisError

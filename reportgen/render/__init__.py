@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reportgen.analyze.modules import embedded_source
 from reportgen.analyze.sources import GraphModule, IndexedKernel, module_index
-from reportgen.bundle.model import RunStatus
+from reportgen.bundle.model import Capture, RunStatus
 from reportgen.bundle.store import (
     RECIPE_FILE,
     Bundle,
@@ -29,6 +29,9 @@ from reportgen.bundle.store import (
 )
 from reportgen.errors import BundleError
 from reportgen.render.charts import category_chart, step_time_chart, top_kernels_chart
+from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
+from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
+from reportgen.render.markup import figure
 from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
 from reportgen.render.sources import (
     SourcePages,
@@ -47,6 +50,10 @@ logger = logging.getLogger(__name__)
 TOP_KERNELS_PNG = "top_kernels.png"
 CATEGORIES_PNG = "categories.png"
 STEP_TIMES_PNG = "step_times.png"
+GRAPHS_PNG = "graph_categories.png"
+TIMELINE_PNG = "timeline.png"
+IDLE_PNG = "idle_gaps.png"
+BANDWIDTH_PNG = "bandwidth.png"
 
 
 def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
@@ -55,14 +62,43 @@ def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
     step_times = None
     if metrics.eager is not None or metrics.compiled is not None:
         step_times = step_time_chart(metrics, page_dir / STEP_TIMES_PNG).name
-    table = bundle.analysis.kernels if bundle.analysis else None
-    if table is None or not table.kernels:
+    analysis = bundle.analysis
+    if analysis is None or not analysis.kernels.kernels:
         return ChartFiles(step_times=step_times)
+    graphs = [g for g in analysis.graphs if g.kernels]
+    wall = max((s.wall_us for s in analysis.steps), default=0.0)
+    benchmarks = bundle.capture.kernel_benchmarks if bundle.capture else []
+    peak = _peak_gbps(bundle)
     return ChartFiles(
-        top_kernels=top_kernels_chart(table, page_dir / TOP_KERNELS_PNG).name,
-        categories=category_chart(table, page_dir / CATEGORIES_PNG).name,
+        top_kernels=top_kernels_chart(analysis.kernels, page_dir / TOP_KERNELS_PNG).name,
+        categories=category_chart(analysis.kernels, page_dir / CATEGORIES_PNG).name,
         step_times=step_times,
+        graph_categories=graph_categories_chart(graphs, page_dir / GRAPHS_PNG).name if graphs else None,
+        timeline=timeline_chart(analysis.timeline, wall, page_dir / TIMELINE_PNG).name if analysis.timeline else None,
+        idle=idle_histogram_chart(analysis.idle, page_dir / IDLE_PNG).name if analysis.idle else None,
+        bandwidth=bandwidth_chart(benchmarks, peak, page_dir / BANDWIDTH_PNG).name if benchmarks else None,
     )
+
+
+def _peak_gbps(bundle: Bundle) -> float | None:
+    env = bundle.manifest.environment
+    if env and env.gpus and env.gpus[0].peak_bandwidth_gbps:
+        return env.gpus[0].peak_bandwidth_gbps
+    return bundle.capture.copy_bandwidth_gbps if bundle.capture else None
+
+
+def _inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
+    analysis = bundle.analysis
+    if analysis is None:
+        return []
+    capture = bundle.capture or Capture()
+    return [
+        busy_section(analysis, charts.timeline, charts.idle, figure),
+        graph_kernels_section(analysis, bundle.manifest, sources, chart=charts.graph_categories, figure=figure),
+        kernel_benchmarks_section(
+            capture.kernel_benchmarks, bundle.manifest.environment, capture, charts.bandwidth, figure
+        ),
+    ]
 
 
 def _read_source(path: Path) -> str | None:
@@ -119,7 +155,14 @@ def _render_report(bundle: Bundle, page_dir: Path) -> Path:
     if bundle.manifest.status is not RunStatus.ok:
         log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
     sources = _render_sources(bundle, page_dir)
-    page = report_page(bundle, _draw_charts(bundle, page_dir), recipe_yaml=recipe_yaml, log_tail=log_tail)
+    charts = _draw_charts(bundle, page_dir)
+    page = report_page(
+        bundle,
+        charts,
+        recipe_yaml=recipe_yaml,
+        log_tail=log_tail,
+        inductor_sections=_inductor_sections(bundle, charts, sources),
+    )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     index = page_dir / "index.md"

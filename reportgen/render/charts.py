@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from reportgen.bundle.model import Kernel, KernelTable, Metrics
+from reportgen.render.kernel_names import short_kernel_name
 
 __all__ = [
     "CATEGORY_COLORS",
@@ -24,23 +25,26 @@ __all__ = [
 ]
 
 CATEGORY_COLORS: dict[str, str] = {
+    "triton_pointwise": "#4c72b0",
+    "triton_reduction": "#dd8452",
+    "triton_persistent_reduction": "#c44e52",
+    "triton_template": "#8172b3",
+    "triton_foreach": "#937860",
+    "triton_split_scan": "#da8bc3",
+    "triton_other": "#a6a6d9",
+    "cpp_fused": "#e377c2",
+    "extern_gemm": "#55a868",
+    "conv": "#2ca02c",
+    "attention": "#17becf",
+    "collective": "#9edae5",
+    "aten_native": "#ccb974",
+    "memcpy": "#8c8c8c",
+    "memset": "#b0b0b0",
+    "other": "#7f7f7f",
+    # PyTorch's own four buckets (`wrapper.py -p`), drawn in the colours of their Triton categories
     "pointwise": "#4c72b0",
     "reduction": "#dd8452",
     "persistent_reduction": "#c44e52",
-    "template": "#8172b3",
-    "foreach": "#937860",
-    "triton_other": "#da8bc3",
-    "gemm": "#55a868",
-    "conv": "#2ca02c",
-    "attention": "#17becf",
-    "aten": "#ccb974",
-    "extern": "#64b5cd",
-    "memcpy": "#8c8c8c",
-    "memset": "#b0b0b0",
-    "cpp": "#e377c2",
-    "cpu_op": "#bcbd22",
-    "other": "#7f7f7f",
-    "unknown": "#7f7f7f",
 }
 """Colour of each kernel category, shared by every chart."""
 
@@ -95,7 +99,7 @@ def top_kernels_chart(table: KernelTable, path: Path, n: int = 15) -> Path:
         _empty(figure, title, "no kernels recorded")
         return _save(figure, path)
     axes = figure.add_subplot()
-    labels = [_truncate(k.name) for k in kernels]
+    labels = [_truncate(short_kernel_name(k.name)) for k in kernels]
     values_ms = [k.device_time_us / 1000 for k in kernels]
     colors = [category_color(k.category) for k in kernels]
     positions = list(range(len(kernels)))

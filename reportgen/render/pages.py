@@ -12,20 +12,16 @@ from dataclasses import dataclass
 
 from reportgen.bundle.model import Environment, Kernel, KernelTable, Metrics, RunStatus
 from reportgen.bundle.store import Bundle
+from reportgen.render.kernel_names import short_kernel_name
+from reportgen.render.markup import code_block, code_span, escape_md, figure, list_table
 
 __all__ = [
     "BrokenBundle",
     "ChartFiles",
-    "code_block",
-    "code_span",
-    "escape_md",
     "index_page",
     "report_page",
 ]
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
-_LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")
-_BACKTICKS = re.compile(r"`+")
 _MISSING = "—"
 
 
@@ -36,6 +32,10 @@ class ChartFiles:
     top_kernels: str | None = None
     categories: str | None = None
     step_times: str | None = None
+    graph_categories: str | None = None
+    timeline: str | None = None
+    idle: str | None = None
+    bandwidth: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,44 +50,12 @@ class BrokenBundle:
     error: str
 
 
-def escape_md(text: str) -> str:
-    """`text` as one line of inline MyST that renders literally (no markup, roles or HTML)."""
-    text = " ".join(text.split())
-    text = _SPECIAL.sub(r"\\\1", text)
-    return _LINE_START_NUMBER.sub(r"\1\\\2", text)
-
-
-def code_span(text: str) -> str:
-    """`text` as an inline code span, whatever backticks it contains."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def code_block(text: str, language: str = "text") -> str:
-    """`text` as a fenced code block whose fence no line of `text` can close."""
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
-
-
 def _ms(value: float | None) -> str:
     return _MISSING if value is None else f"{value:.2f} ms"
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
     return "\n".join(f"- **{key}:** {value}" for key, value in items)
-
-
-def _list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "") -> str:
-    lines = [f"```{{list-table}} {title}".rstrip(), ":header-rows: 1", ""]
-    for row in [header, *rows]:
-        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
-    return "\n".join([*lines, "```"])
 
 
 def _summary(bundle: Bundle) -> str:
@@ -127,25 +95,29 @@ def _failure(bundle: Bundle, log_tail: str | None) -> str:
     return "\n\n".join(parts)
 
 
-def _figure(file: str, alt: str, caption: str) -> str:
-    return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n\n{caption}\n```"
-
-
 def _charts(chart_files: ChartFiles) -> str:
     figures = []
     if chart_files.step_times:
-        figures.append(_figure(chart_files.step_times, "Eager and compiled step times", "Median step time; error bars span the inter-quartile range."))
+        figures.append(
+            figure(
+                chart_files.step_times,
+                "Eager and compiled step times",
+                "Median step time; error bars span the inter-quartile range.",
+            )
+        )
     if chart_files.top_kernels:
-        figures.append(_figure(chart_files.top_kernels, "Longest kernels by time", "Longest kernels, coloured by category."))
+        figures.append(
+            figure(chart_files.top_kernels, "Longest kernels by time", "Longest kernels, coloured by category.")
+        )
     if chart_files.categories:
-        figures.append(_figure(chart_files.categories, "Time per kernel category", "Time per kernel category."))
+        figures.append(figure(chart_files.categories, "Time per kernel category", "Time per kernel category."))
     return "\n\n".join(["## Charts", *figures]) if figures else ""
 
 
 def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
     return [
         str(rank),
-        code_span(kernel.name),
+        code_span(short_kernel_name(kernel.name)),
         escape_md(kernel.category),
         f"{kernel.device_time_us / 1000:.3f}",
         str(kernel.count),
@@ -155,7 +127,7 @@ def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
 
 
 def _kernels(table: KernelTable | None, max_kernels: int) -> str:
-    heading = "## Kernels"
+    heading = "## All kernels"
     if table is None:
         return f"{heading}\n\nNo kernel table: the bundle has not been analysed or has no trace."
     if not table.kernels:
@@ -170,7 +142,7 @@ def _kernels(table: KernelTable | None, max_kernels: int) -> str:
     )
     header = ["Rank", "Kernel", "Category", "Total (ms)", "Count", "Mean (µs)", "Share (%)"]
     rows = [_kernel_row(rank, k) for rank, k in enumerate(shown, start=1)]
-    return "\n\n".join([heading, intro, _list_table(header, rows)])
+    return "\n\n".join([heading, intro, list_table(header, rows)])
 
 
 def _environment(env: Environment | None) -> str:
@@ -187,26 +159,30 @@ def _environment(env: Environment | None) -> str:
     memory = f"{env.host.memory_bytes / 2**30:.1f} GiB" if env.host.memory_bytes else _MISSING
     host = [("CPU", escape_md(env.host.cpu)), ("Cores", str(env.host.cpu_count)), ("Memory", memory)]
     variables = [f"- {code_span(f'{k}={v}')}" for k, v in sorted(env.env.items())]
-    return "\n\n".join([
-        heading,
-        "### Versions",
-        _bullets(versions),
-        "### Hardware",
-        _bullets(host) + ("\n" + "\n".join(gpus) if gpus else ""),
-        "### Environment variables",
-        "\n".join(variables) if variables else "None of the recorded variables were set.",
-    ])
+    return "\n\n".join(
+        [
+            heading,
+            "### Versions",
+            _bullets(versions),
+            "### Hardware",
+            _bullets(host) + ("\n" + "\n".join(gpus) if gpus else ""),
+            "### Environment variables",
+            "\n".join(variables) if variables else "None of the recorded variables were set.",
+        ]
+    )
 
 
 def _recipe(bundle: Bundle, recipe_yaml: str | None) -> str:
     if recipe_yaml is None:
         text = bundle.manifest.recipe.model_dump_json(indent=2, exclude_defaults=True)
         return "## Recipe\n\nThe recipe file is missing; as validated:\n\n" + code_block(text, "json")
-    return "\n\n".join([
-        "## Recipe",
-        "{download}`Download recipe.yaml <recipe.yaml>`",
-        code_block(recipe_yaml, "yaml"),
-    ])
+    return "\n\n".join(
+        [
+            "## Recipe",
+            "{download}`Download recipe.yaml <recipe.yaml>`",
+            code_block(recipe_yaml, "yaml"),
+        ]
+    )
 
 
 def _description(text: str) -> str:
@@ -221,6 +197,7 @@ def report_page(
     recipe_yaml: str | None = None,
     log_tail: str | None = None,
     max_kernels: int = 50,
+    inductor_sections: Sequence[str] = (),
 ) -> str:
     """The report page of one bundle.
 
@@ -229,6 +206,7 @@ def report_page(
         that the caller places next to the page as `recipe.yaml`
     :param log_tail: last lines of the run's log, shown for runs that did not end ok
     :param max_kernels: rows of the kernel table
+    :param inductor_sections: GPU-busy, per-graph and benchmark sections (`render.graphs`), placed after the charts
     """
     recipe = bundle.manifest.recipe
     sections = [
@@ -237,6 +215,7 @@ def report_page(
         _summary(bundle),
         _failure(bundle, log_tail),
         _charts(chart_files),
+        *inductor_sections,
         _kernels(bundle.analysis.kernels if bundle.analysis else None, max_kernels),
         _environment(bundle.manifest.environment),
         _recipe(bundle, recipe_yaml),
@@ -280,6 +259,6 @@ def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = ()) -
         entries = "\n".join(f"{b.name}/index" for b in bundles)
         parts.append(f"```{{toctree}}\n:hidden:\n\n{entries}\n```")
         header = ["Name", "Model", "Device", "Torch", "Speedup", "Status", "Link"]
-        parts.append(_list_table(header, [_index_row(b) for b in bundles]))
+        parts.append(list_table(header, [_index_row(b) for b in bundles]))
     parts.extend(_broken_entry(b) for b in broken)
     return "\n\n".join(parts) + "\n"

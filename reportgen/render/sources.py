@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from reportgen.analyze.modules import KernelSource, kernel_num_gb
 from reportgen.analyze.sources import GraphModule, IndexedKernel, ModuleIndex
-from reportgen.render.pages import code_block, code_span
+from reportgen.render.markup import code_block, code_span
 
 __all__ = [
     "KERNELS_DIR",

@@ -37,8 +37,13 @@ def _bundle_path(module: ModuleType, files: list[ModuleFile]) -> str | None:
 
 
 def benchmark_graphs(
-    modules: list[ModuleType], files: list[ModuleFile], out_dir: Path, device: str,
-    times: int = 10, repeat: int = 10, profiled_calls: int = 10,
+    modules: list[ModuleType],
+    files: list[ModuleFile],
+    out_dir: Path,
+    device: str,
+    times: int = 10,
+    repeat: int = 10,
+    profiled_calls: int = 10,
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone (median per call), then profile `profiled_calls` calls."""
     results = []
@@ -61,8 +66,14 @@ def benchmark_graphs(
         kind = parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind
         results.append(
             GraphBenchmark(
-                graph=index, wrapper=path, kind=kind, wall_ms_per_call=wall_s * 1e3, times=times,
-                repeat=repeat, profiled_calls=profiled_calls, trace_file=trace,
+                graph=index,
+                wrapper=path,
+                kind=kind,
+                wall_ms_per_call=wall_s * 1e3,
+                times=times,
+                repeat=repeat,
+                profiled_calls=profiled_calls,
+                trace_file=trace,
             )
         )
     return results
@@ -79,8 +90,13 @@ def _kernel_graphs(files: list[ModuleFile], out_dir: Path) -> dict[str, int]:
 
 
 def benchmark_kernels(
-    modules: list[ModuleType], files: list[ModuleFile], out_dir: Path, trace_file: Path,
-    steps: int, min_share: float = 0.01, limit: int = 60,
+    modules: list[ModuleType],
+    files: list[ModuleFile],
+    out_dir: Path,
+    trace_file: Path,
+    steps: int,
+    min_share: float = 0.01,
+    limit: int = 60,
 ) -> list[KernelBenchmark]:
     """Time the Triton kernels above `min_share` of the profiled GPU time with their own harness."""
     table = kernel_table(load_trace(trace_file), "cuda", steps)
@@ -99,7 +115,9 @@ def benchmark_kernels(
         with _quiet():
             ms = bench()
         results.append(
-            KernelBenchmark(graph=graph, name=names[0], module=path, ms=ms, num_gb=inductor.kernel_num_gb(module, names[0]))
+            KernelBenchmark(
+                graph=graph, name=names[0], module=path, ms=ms, num_gb=inductor.kernel_num_gb(module, names[0])
+            )
         )
     return results
 

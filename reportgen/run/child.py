@@ -65,8 +65,11 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     progress.update(stage="eager")
     opts = recipe.compile
     compiled = torch.compile(
-        work.model, backend=opts.backend, mode=None if opts.mode == "default" else opts.mode,
-        fullgraph=opts.fullgraph, dynamic=opts.dynamic,
+        work.model,
+        backend=opts.backend,
+        mode=None if opts.mode == "default" else opts.mode,
+        fullgraph=opts.fullgraph,
+        dynamic=opts.dynamic,
     )
     _log("compiling (first call)")
     progress.metrics(compile_time_s=measure.time_call(work, compiled))
@@ -76,7 +79,8 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     _log(f"timing {recipe.profile.steps} eager and compiled steps, interleaved")
     eager_t, compiled_t = measure.time_interleaved(work, work.model, compiled, recipe.profile.steps)
     progress.metrics(
-        eager=eager_t, compiled=compiled_t,
+        eager=eager_t,
+        compiled=compiled_t,
         peak_memory_eager_bytes=measure.peak_memory(work, work.model),
         peak_memory_compiled_bytes=measure.peak_memory(work, compiled),
     )
@@ -104,7 +108,10 @@ def _capture(device: str, out_dir: Path, files: list[ModuleFile], steps: int) ->
     if device == "cuda":
         jobs.append(("copy_bandwidth_gbps", capture.copy_bandwidth_gbps))
         jobs.append(
-            ("kernel_benchmarks", lambda: capture.benchmark_kernels(loaded, files, out_dir, out_dir / TRACE_FILE, steps))
+            (
+                "kernel_benchmarks",
+                lambda: capture.benchmark_kernels(loaded, files, out_dir, out_dir / TRACE_FILE, steps),
+            )
         )
     for field, job in jobs:
         try:
@@ -130,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the workload is user code: every failure becomes data
         traceback.print_exc()
         summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        progress.update(status="oom" if _is_oom(exc) else "failed", error=f"{summary} (stage after '{progress.result.stage}')")
+        progress.update(
+            status="oom" if _is_oom(exc) else "failed", error=f"{summary} (stage after '{progress.result.stage}')"
+        )
         return 1
     return 0
 

@@ -121,8 +121,12 @@ def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Pa
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
         with open(bundle / "run.log", "wb") as log:
             proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=_child_env(recipe, cache_dir), start_new_session=True,
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=_child_env(recipe, cache_dir),
+                start_new_session=True,
             )
             timed_out = _wait(proc, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)

@@ -35,9 +35,7 @@ def step_times(samples_s: list[float]) -> StepTimes:
         q1, _, q3 = statistics.quantiles(ms, n=4, method="inclusive")
     else:
         q1 = q3 = ms[0]
-    return StepTimes(
-        samples_ms=ms, median_ms=statistics.median(ms), q1_ms=q1, q3_ms=q3, min_ms=min(ms), max_ms=max(ms)
-    )
+    return StepTimes(samples_ms=ms, median_ms=statistics.median(ms), q1_ms=q1, q3_ms=q3, min_ms=min(ms), max_ms=max(ms))
 
 
 def time_interleaved(

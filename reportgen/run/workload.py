@@ -38,7 +38,7 @@ def _import_ref(ref: str, recipe_dir: str) -> Callable[..., object]:
 
 
 def _build_model(recipe: Recipe, recipe_dir: str) -> object:
-    source, _, name = recipe.model.ref.partition(":")
+    _, _, name = recipe.model.ref.partition(":")
     if recipe.model.source == "timm":
         import timm
 
@@ -124,5 +124,3 @@ def build_workload(recipe: Recipe, recipe_dir: str, device: str) -> Workload:
     elif not callable(model):
         raise RuntimeError(f"{recipe.model.ref} returned {type(model).__name__}; expected an nn.Module or callable")
     return Workload(device, recipe, model, _build_inputs(recipe, recipe_dir, device))
-
-

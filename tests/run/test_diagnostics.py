@@ -176,7 +176,11 @@ def _diagnose(
     """Run PRELUDE + body + EPILOGUE in a fresh process (own Inductor cache); body calls recorder.start()."""
     script = tmp_path / "diagnose.py"
     script.write_text(PRELUDE + body + EPILOGUE, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"),
+    }
     env.pop("TORCH_LOGS", None)
     if torch_logs is not None:
         env["TORCH_LOGS"] = torch_logs

@@ -1,0 +1,188 @@
+"""MyST text of the Inductor-aware sections: GPU busy per graph and step, kernels per graph, kernel benchmarks.
+
+Pure functions of the bundle model; the page assembler (`render.pages`) places them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reportgen.analyze.seed import SEED_BUCKETS
+from reportgen.bundle.model import Analysis, Capture, Environment, GraphAnalysis, KernelBenchmark, Manifest
+from reportgen.render.kernel_names import short_kernel_name
+from reportgen.render.markup import code_span, escape_md, list_table
+from reportgen.render.sources import SourcePages, source_link
+
+__all__ = ["BUSY_EXPLAINED", "busy_section", "graph_kernels_section", "kernel_benchmarks_section"]
+
+_MISSING = "–"
+
+BUSY_EXPLAINED = """\
+Two definitions of "GPU busy" are shown, because they answer different questions:
+
+- **busy (-p)** is PyTorch's own number, from `python <wrapper>.py -p`: each graph is run on its own,
+  its kernels' device time per call is summed and divided by the graph's *unprofiled* wall time per call.
+  Overlapping kernels count twice and profiling stretches kernels a little, so it can exceed 100 %.
+  reportgen reproduces it in the run's own process with the wrapper's harness (no second compilation),
+  and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans) out of the device time.
+- **busy (union)** is measured inside the profiled training/inference steps: the union of the graph's kernel
+  intervals (no double counting across streams) over the graph's calls' wall span (from the call's start to
+  its last kernel's end). Idle gaps in that span are launch overhead, Python, or waiting on the CPU.
+
+A graph with low busy % and many short kernels is launch-bound: CUDA graphs (`mode="reduce-overhead"`) help."""
+
+
+def _pct(value: float | None) -> str:
+    return _MISSING if value is None else f"{value:.1f}"
+
+
+def _per_call_ms(graph: GraphAnalysis, total_us: float) -> str:
+    return f"{total_us / graph.calls / 1000:.3f}" if graph.calls else _MISSING
+
+
+def _graph_row(graph: GraphAnalysis) -> list[str]:
+    seeds = [
+        _pct(graph.seed_categories_percent.get(b)) if graph.seed_categories_percent else _MISSING for b in SEED_BUCKETS
+    ]
+    return [
+        escape_md(graph.label),
+        str(graph.calls),
+        _per_call_ms(graph, graph.kernel_time_us),
+        _per_call_ms(graph, graph.wall_us),
+        _pct(graph.busy_union_percent),
+        _pct(graph.busy_seed_percent),
+        *seeds,
+    ]
+
+
+def busy_section(analysis: Analysis, timeline_png: str | None, idle_png: str | None, figure: object) -> str:
+    """GPU busy per graph (both definitions, with the seed's category split) and per step."""
+    parts = ["## GPU busy", BUSY_EXPLAINED]
+    graphs = [g for g in analysis.graphs if g.graph is not None]
+    if graphs:
+        header = [
+            "Graph",
+            "Calls",
+            "Kernel time / call (ms)",
+            "Wall / call (ms)",
+            "Busy union (%)",
+            "Busy -p (%)",
+            *[f"{b.replace('_', ' ')} -p (%)" for b in SEED_BUCKETS],
+        ]
+        parts.append(list_table(header, [_graph_row(g) for g in graphs], "Compiled graphs"))
+    if analysis.steps:
+        rows = [
+            [
+                ("whole trace" if s.step < 0 else str(s.step)),
+                f"{s.wall_us / 1000:.3f}",
+                f"{s.kernel_time_us / 1000:.3f}",
+                f"{s.busy_union_us / 1000:.3f}",
+                _pct(s.busy_percent),
+                f"{s.idle_us / 1000:.3f}",
+                str(s.gap_count),
+            ]
+            for s in analysis.steps
+        ]
+        header = ["Step", "Wall (ms)", "Kernel time (ms)", "Busy union (ms)", "Busy (%)", "Idle (ms)", "Gaps"]
+        parts.append(list_table(header, rows, "Profiled steps"))
+    for png, alt, caption in (
+        (timeline_png, "Timeline of one step: busy vs idle", "Device activity in the median profiled step."),
+        (idle_png, "Histogram of idle gaps", "Idle gaps by length; many short gaps point at launch overhead."),
+    ):
+        if png:
+            parts.append(figure(png, alt, caption))  # type: ignore[operator]
+    return "\n\n".join(parts)
+
+
+def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wrapper_order: int | None) -> list[str]:
+    kernel = graph.kernels[rank]
+    link = source_link(pages, wrapper_order, kernel.name) if pages is not None else None
+    ops = ", ".join(op.removeprefix("aten.") for op in kernel.aten_ops)
+    return [
+        str(rank + 1),
+        code_span(short_kernel_name(kernel.name)),
+        escape_md(kernel.category),
+        f"{kernel.device_time_us / 1000:.3f}",
+        str(kernel.count),
+        f"{100 * kernel.share:.1f}",
+        escape_md(ops) if ops else _MISSING,
+        link or _MISSING,
+    ]
+
+
+def graph_kernels_section(
+    analysis: Analysis,
+    manifest: Manifest,
+    pages: SourcePages | None,
+    per_graph: int = 15,
+    chart: str | None = None,
+    figure: object = None,
+) -> str:
+    """Top kernels of each compiled graph, with the ATen ops each fused and a link to its source."""
+    if not analysis.graphs:
+        return ""
+    orders = {m.path: m.order for m in manifest.modules if m.kind == "wrapper"}
+    parts = ["## Kernels per compiled graph"]
+    if chart and figure is not None:
+        parts.append(figure(chart, "Kernel time per graph by category", "Where each graph's kernel time goes."))  # type: ignore[operator]
+    header = ["#", "Kernel", "Category", "Total (ms)", "Count", "Share of graph (%)", "ATen ops fused", "Source"]
+    for graph in analysis.graphs:
+        shown = min(per_graph, len(graph.kernels))
+        rows = [_kernel_cells(graph, i, pages, orders.get(graph.wrapper or "")) for i in range(shown)]
+        total = f"{graph.kernel_time_us / 1000:.2f} ms"
+        parts += [
+            f"### {escape_md(graph.label)}",
+            f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls.",
+            list_table(header, rows),
+        ]
+    return "\n\n".join(parts)
+
+
+def _peak(environment: Environment | None, capture: Capture) -> tuple[float | None, str]:
+    gpu_peak = environment.gpus[0].peak_bandwidth_gbps if environment and environment.gpus else None
+    if gpu_peak:
+        return gpu_peak, f"the device's theoretical peak, {gpu_peak:.0f} GB/s"
+    if capture.copy_bandwidth_gbps:
+        return capture.copy_bandwidth_gbps, f"a measured device-to-device copy, {capture.copy_bandwidth_gbps:.0f} GB/s"
+    return None, "no peak known"
+
+
+def kernel_benchmarks_section(
+    benchmarks: Sequence[KernelBenchmark],
+    environment: Environment | None,
+    capture: Capture,
+    chart: str | None,
+    figure: object,
+) -> str:
+    """Hot Triton kernels timed with their own harness: ms, GB, GB/s and % of peak bandwidth."""
+    if not benchmarks:
+        return ""
+    peak, peak_text = _peak(environment, capture)
+    rows = []
+    for b in sorted(benchmarks, key=lambda b: b.ms, reverse=True):
+        gbps = b.bandwidth_gbps
+        rows.append(
+            [
+                code_span(b.name),
+                str(b.graph),
+                f"{b.ms:.4f}",
+                _MISSING if b.num_gb is None else f"{b.num_gb:.4f}",
+                _MISSING if gbps is None else f"{gbps:.0f}",
+                _MISSING if gbps is None or not peak else f"{100 * gbps / peak:.0f}",
+            ]
+        )
+    parts = [
+        "## Kernel benchmarks",
+        f"Triton kernels above 1 % of the profiled device time, each timed alone with the harness Inductor generates "
+        f"under `TORCHINDUCTOR_BENCHMARK_KERNEL=1` (what `python k.py` prints). Bytes are Inductor's estimate; "
+        f"% of peak is against {peak_text}"
+        + (
+            f" (measured copy: {capture.copy_bandwidth_gbps:.0f} GB/s)."
+            if capture.copy_bandwidth_gbps and peak_text.startswith("the device")
+            else "."
+        ),
+        list_table(["Kernel", "Graph", "ms", "GB", "GB/s", "% of peak"], rows),
+    ]
+    if chart:
+        parts.append(figure(chart, "Achieved bandwidth of hot kernels", "Achieved GB/s against the peak."))  # type: ignore[operator]
+    return "\n\n".join(parts)

@@ -1,0 +1,49 @@
+"""MyST markup helpers: escaping user text, code spans and blocks, tables and figures (pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+__all__ = ["code_block", "code_span", "escape_md", "figure", "list_table"]
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
+_LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def escape_md(text: str) -> str:
+    """`text` as one line of inline MyST that renders literally (no markup, roles or HTML)."""
+    text = " ".join(text.split())
+    text = _SPECIAL.sub(r"\\\1", text)
+    return _LINE_START_NUMBER.sub(r"\1\\\2", text)
+
+
+def code_span(text: str) -> str:
+    """`text` as an inline code span, whatever backticks it contains."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(text: str, language: str = "text") -> str:
+    """`text` as a fenced code block whose fence no line of `text` can close."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "") -> str:
+    lines = [f"```{{list-table}} {title}".rstrip(), ":header-rows: 1", ""]
+    for row in [header, *rows]:
+        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
+    return "\n".join([*lines, "```"])
+
+
+def figure(file: str, alt: str, caption: str) -> str:
+    """A full-width `{figure}` with alt text and a caption."""
+    return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n\n{caption}\n```"
