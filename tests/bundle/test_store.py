@@ -134,7 +134,7 @@ def test_write_analysis_is_atomic_and_readable(tmp_path: Path, make_bundle: Make
 
 def test_read_analysis_invalid(tmp_path: Path) -> None:
     (tmp_path / "analysis.json").write_text('{"schema_version": 1, "kernels": []}')
-    with pytest.raises(BundleError, match="invalid analysis.json: kernels: Input should be"):
+    with pytest.raises(BundleError, match=r"invalid analysis\.json: kernels: Input should be"):
         read_analysis(tmp_path)
 
 
