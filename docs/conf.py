@@ -1,5 +1,9 @@
 """Sphinx configuration of reportgen's own documentation (`reportgen` renders `reports/` into it)."""
 
+from pathlib import Path
+
+from reportgen.recipe import recipe_reference_markdown
+
 project = "reportgen"
 html_title = project
 extensions = ["myst_parser"]
@@ -7,3 +11,9 @@ html_theme = "furo"
 exclude_patterns = ["_build", ".*", "**/.*"]
 # Recipes are shown as YAML; a file Pygments cannot lex should not fail a `-W` build.
 suppress_warnings = ["misc.highlighting_failure"]
+
+# The recipe reference is derived from the recipe model: regenerate it on every build.
+_generated = Path(__file__).parent / "_generated"
+_generated.mkdir(exist_ok=True)
+(_generated / "recipe_reference.md").write_text(recipe_reference_markdown(), encoding="utf-8")
+exclude_patterns.append("_generated")
