@@ -30,11 +30,11 @@ __all__ = ["DEFAULT_KERNELS", "MakeBundle"]
 MakeBundle = Callable[..., Path]
 
 DEFAULT_KERNELS: tuple[tuple[str, str, float, int], ...] = (
-    ("triton_per_fused__native_batch_norm_legit_functional_0", "persistent_reduction", 9100.0, 30),
+    ("triton_per_fused__native_batch_norm_legit_functional_0", "triton_persistent_reduction", 9100.0, 30),
     ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", "conv", 6400.0, 120),
-    ("triton_poi_fused_add_mul_sigmoid_1", "pointwise", 4100.0, 90),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)", "aten", 800.0, 12),
-    ("triton_red_fused_sum_2", "reduction", 600.0, 6),
+    ("triton_poi_fused_add_mul_sigmoid_1", "triton_pointwise", 4100.0, 90),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)", "aten_native", 800.0, 12),
+    ("triton_red_fused_sum_2", "triton_reduction", 600.0, 6),
 )
 
 RECIPE_YAML = """\

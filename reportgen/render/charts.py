@@ -31,20 +31,16 @@ CATEGORY_COLORS: dict[str, str] = {
     "triton_template": "#8172b3",
     "triton_foreach": "#937860",
     "triton_split_scan": "#da8bc3",
-    "triton_other": "#a6a6d9",
+    "triton_other": "#a6bddb",
     "cpp_fused": "#e377c2",
     "extern_gemm": "#55a868",
     "conv": "#2ca02c",
     "attention": "#17becf",
-    "collective": "#9edae5",
+    "collective": "#bcbd22",
     "aten_native": "#ccb974",
     "memcpy": "#8c8c8c",
     "memset": "#b0b0b0",
     "other": "#7f7f7f",
-    # PyTorch's own four buckets (`wrapper.py -p`), drawn in the colours of their Triton categories
-    "pointwise": "#4c72b0",
-    "reduction": "#dd8452",
-    "persistent_reduction": "#c44e52",
 }
 """Colour of each kernel category, shared by every chart."""
 

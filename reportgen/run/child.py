@@ -48,6 +48,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     import torch
 
     from reportgen.run import inductor, measure
+    from reportgen.run.diagnostics import DiagnosticsRecorder
     from reportgen.run.modules import copy_modules
     from reportgen.run.probe import probe_environment
     from reportgen.run.workload import build_workload, resolve_device
@@ -71,6 +72,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         fullgraph=opts.fullgraph,
         dynamic=opts.dynamic,
     )
+    recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
     _log("compiling (first call)")
     progress.metrics(compile_time_s=measure.time_call(work, compiled))
     for _ in range(max(recipe.profile.warmup - 1, 0)):
@@ -88,8 +90,10 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
+    diagnostics = recorder.finish()
     _log("benchmarking compiled graphs and hot kernels with Inductor's own harnesses")
     capture = _capture(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
+    capture = capture.model_copy(update={"diagnostics": diagnostics, "notes": capture.notes + recorder.notes})
     (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
     progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
     _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")

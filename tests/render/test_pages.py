@@ -1,0 +1,130 @@
+"""Tests of reportgen.render.pages (page text) and render_site_pages (the page tree)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import RunStatus, load_bundle
+from reportgen.render import render_site_pages
+from reportgen.render.pages import (
+    BrokenBundle,
+    ChartFiles,
+    code_block,
+    code_span,
+    escape_md,
+    index_page,
+    report_page,
+)
+
+MakeBundle = Callable[..., Path]
+CHARTS = ChartFiles(top_kernels="top.png", categories="cat.png", step_times="steps.png")
+EVIL_TITLE = "<script>alert(1)</script> {eval-rst} `x` [a](b) *b* | 1. %c"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<script>", r"\<script\>"),
+        ("{eval-rst}", r"\{eval\-rst\}"),
+        ("`code`", r"\`code\`"),
+        ("a\n\n  b", "a b"),
+        ("1. first", r"1\. first"),
+        ("a & b | c", r"a \& b \| c"),
+        ("plain text", "plain text"),
+    ],
+)
+def test_escape_md(text: str, expected: str) -> None:
+    assert escape_md(text) == expected
+
+
+def test_code_span_and_block_outlast_backticks() -> None:
+    assert code_span("a`b") == "``a`b``"
+    assert code_span("`x`") == "`` `x` ``"
+    assert code_block("x\n```\ny", "text") == "````text\nx\n```\ny\n````"
+
+
+def test_report_page_ok(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = load_bundle(make_bundle(tmp_path, "mixnet", title="Mixnet L"))
+    page = report_page(bundle, CHARTS, recipe_yaml="name: mixnet\n")
+    assert page.startswith("# Mixnet L\n")
+    assert "- **Device:** cuda (NVIDIA H100 80GB HBM3)" in page
+    assert "- **Speedup:** 1.50×" in page
+    assert "- **Eager median:** 120.00 ms" in page
+    assert "- **Compile time:** 160.0 s" in page
+    assert "* - 1\n  - `triton_per_fused__native_batch_norm_legit_functional_0`" in page
+    assert "  - `void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)`" in page
+    assert "  - 9.100\n  - 30\n  - 303.3\n  - 43.3" in page
+    assert "```{figure} top.png\n:alt: Longest kernels by time" in page
+    assert "```yaml\nname: mixnet\n```" in page
+    assert "`TORCHINDUCTOR_UNIQUE_KERNEL_NAMES=1`" in page
+    assert "## Failure" not in page
+    assert [line for line in page.splitlines() if line.startswith("# ")] == ["# Mixnet L"]
+
+
+def test_report_page_escapes_user_text(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    kernels = [("evil<script>`{eval-rst}`", "other", 10.0, 1)]
+    bundle = load_bundle(make_bundle(tmp_path, "evil", title=EVIL_TITLE, kernels=kernels))
+    page = report_page(bundle, ChartFiles())
+    assert "<script>alert" not in page.split("```", 1)[0]
+    assert page.startswith(r"# \<script\>alert\(1\)\</script\> \{eval\-rst\} \`x\` \[a\]\(b\)")
+    assert "  - ``evil<script>`{eval-rst}` ``" in page
+    assert "## Charts" not in page
+
+
+def test_report_page_failed(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = load_bundle(make_bundle(tmp_path, "crash", status=RunStatus.failed))
+    page = report_page(bundle, ChartFiles(), log_tail="line 1\nTraceback ```")
+    assert "The run ended with status **failed** (exit code 1)." in page
+    assert "```text\nRuntimeError: CUDA error: an illegal memory access <b>was</b> `encountered`\n```" in page
+    assert "### Log tail\n\n````text\nline 1\nTraceback ```\n````" in page
+    assert "- **Speedup:** —" in page
+    assert "No kernel table" in page
+    assert "The recipe file is missing" in page
+
+
+def test_index_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundles = [
+        load_bundle(make_bundle(tmp_path, "a-ok", title=EVIL_TITLE)),
+        load_bundle(make_bundle(tmp_path, "b-failed", status=RunStatus.failed)),
+    ]
+    page = index_page(bundles, [BrokenBundle("c-bad", "manifest.json: invalid <JSON>")])
+    assert "```{toctree}\n:hidden:\n\na-ok/index\nb-failed/index\n```" in page
+    assert "  - 1.50×\n  - ok\n  - {doc}`report <a-ok/index>`" in page
+    assert "  - failed\n  - {doc}`report <b-failed/index>`" in page
+    assert "<script>" not in page
+    assert "```{warning}\nBundle `c-bad` could not be read: manifest.json\\: invalid \\<JSON\\>\n```" in page
+
+
+def test_index_page_empty() -> None:
+    assert index_page([]) == "# Reports\n\nNo reports yet.\n"
+
+
+def test_render_site_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    results, reports = tmp_path / "results", tmp_path / "site" / "reports"
+    make_bundle(results, "ok-run")
+    make_bundle(results, "failed-run", status=RunStatus.failed)
+    (results / "corrupt").mkdir()
+    (results / "corrupt" / "manifest.json").write_text("{not json")
+    pages = render_site_pages(results, reports)
+    assert pages == [reports / "index.md", reports / "failed-run" / "index.md", reports / "ok-run" / "index.md"]
+    assert sorted(p.name for p in (reports / "ok-run").iterdir()) == [
+        "categories.png", "index.md", "recipe.yaml", "step_times.png", "top_kernels.png",
+    ]
+    assert sorted(p.name for p in (reports / "failed-run").iterdir()) == ["index.md", "recipe.yaml"]
+    assert "log line 99" in (reports / "failed-run" / "index.md").read_text()
+    index = (reports / "index.md").read_text()
+    assert "Bundle `corrupt` could not be read" in index
+    assert sorted(p.name for p in reports.parent.iterdir()) == ["reports"]
+
+
+def test_render_site_pages_without_bundles_replaces_old_tree(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    results, reports = tmp_path / "results", tmp_path / "reports"
+    make_bundle(results, "gone")
+    render_site_pages(results, reports)
+    assert (reports / "gone" / "index.md").exists()
+    render_site_pages(tmp_path / "empty", reports)
+    assert (reports / "index.md").read_text() == "# Reports\n\nNo reports yet.\n"
+    assert not (reports / "gone").exists()
