@@ -33,7 +33,12 @@ DEFAULT_KERNELS: tuple[tuple[str, str, float, int], ...] = (
     ("triton_per_fused__native_batch_norm_legit_functional_0", "triton_persistent_reduction", 9100.0, 30),
     ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", "conv", 6400.0, 120),
     ("triton_poi_fused_add_mul_sigmoid_1", "triton_pointwise", 4100.0, 90),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)", "aten_native", 800.0, 12),
+    (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T*)",
+        "aten_native",
+        800.0,
+        12,
+    ),
     ("triton_red_fused_sum_2", "triton_reduction", 600.0, 6),
 )
 
@@ -54,8 +59,12 @@ amp: fp16
 def _step_times(median_ms: float) -> StepTimes:
     samples = [median_ms * f for f in (0.97, 0.99, 1.0, 1.01, 1.04)]
     return StepTimes(
-        samples_ms=samples, median_ms=median_ms, q1_ms=samples[1], q3_ms=samples[3],
-        min_ms=samples[0], max_ms=samples[-1],
+        samples_ms=samples,
+        median_ms=median_ms,
+        q1_ms=samples[1],
+        q3_ms=samples[3],
+        min_ms=samples[0],
+        max_ms=samples[-1],
     )
 
 
@@ -64,34 +73,56 @@ def _environment() -> Environment:
         device="cuda",
         device_name="NVIDIA H100 80GB HBM3",
         versions=Versions(
-            python="3.12.3", torch="2.11.0+cu130", triton="3.6.0", cuda="13.0",
-            reportgen="0.1.0", platform="Linux-6.8-x86_64",
+            python="3.12.3",
+            torch="2.11.0+cu130",
+            triton="3.6.0",
+            cuda="13.0",
+            reportgen="0.1.0",
+            platform="Linux-6.8-x86_64",
         ),
         host=HostInfo(cpu="AMD EPYC 9654", cpu_count=16, memory_bytes=128 * 2**30),
-        gpus=[GpuInfo(
-            index=0, name="NVIDIA H100 80GB HBM3", total_memory_bytes=80 * 2**30,
-            multiprocessor_count=132, capability="9.0", peak_bandwidth_gbps=3352.0,
-        )],
+        gpus=[
+            GpuInfo(
+                index=0,
+                name="NVIDIA H100 80GB HBM3",
+                total_memory_bytes=80 * 2**30,
+                multiprocessor_count=132,
+                capability="9.0",
+                peak_bandwidth_gbps=3352.0,
+            )
+        ],
         env={"TORCHINDUCTOR_UNIQUE_KERNEL_NAMES": "1"},
     )
 
 
 def make_manifest(name: str, status: RunStatus, title: str | None) -> Manifest:
     """A manifest of a mixnet_l training run; failed runs have no metrics."""
-    recipe = Recipe.model_validate({
-        "name": name, "title": title, "model": {"ref": "timm:mixnet_l"},
-        "inputs": {"batch_size": 64, "tensors": [{"shape": [3, 224, 224]}]},
-        "task": "train", "amp": "fp16",
-    })
+    recipe = Recipe.model_validate(
+        {
+            "name": name,
+            "title": title,
+            "model": {"ref": "timm:mixnet_l"},
+            "inputs": {"batch_size": 64, "tensors": [{"shape": [3, 224, 224]}]},
+            "task": "train",
+            "amp": "fp16",
+        }
+    )
     ok = status is RunStatus.ok
     return Manifest(
-        name=name, recipe=recipe, recipe_sha256="0" * 64, recipe_path=f"recipes/{name}.yaml",
-        status=status, exit_code=0 if ok else 1,
+        name=name,
+        recipe=recipe,
+        recipe_sha256="0" * 64,
+        recipe_path=f"recipes/{name}.yaml",
+        status=status,
+        exit_code=0 if ok else 1,
         error=None if ok else "RuntimeError: CUDA error: an illegal memory access <b>was</b> `encountered`",
-        started_at="2025-01-01T00:00:00Z", finished_at="2025-01-01T00:05:00Z", wall_time_s=300.0,
+        started_at="2025-01-01T00:00:00Z",
+        finished_at="2025-01-01T00:05:00Z",
+        wall_time_s=300.0,
         environment=_environment(),
         metrics=Metrics(eager=_step_times(120.0), compiled=_step_times(80.0), compile_time_s=160.0)
-        if ok else Metrics(),
+        if ok
+        else Metrics(),
         trace_file="trace.json.gz" if ok else None,
     )
 

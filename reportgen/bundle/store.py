@@ -184,9 +184,7 @@ def _read_model(path: Path, model: type[_ModelT]) -> _ModelT:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BundleError(
-            f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno, hint=hint
-        ) from None
+        raise BundleError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno, hint=hint) from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
         raise BundleError(

@@ -21,7 +21,7 @@ from reportgen.analyze.trace import load_trace
 from reportgen.bundle.model import GraphBenchmark, KernelBenchmark, ModuleFile
 from reportgen.run import inductor
 
-__all__ = ["GRAPHS_DIR", "benchmark_graphs", "benchmark_kernels", "copy_bandwidth_gbps"]
+__all__ = ["GRAPHS_DIR", "benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "time_graphs"]
 
 GRAPHS_DIR = "graphs"
 
@@ -36,33 +36,28 @@ def _bundle_path(module: ModuleType, files: list[ModuleFile]) -> str | None:
     return next((f.path for f in files if Path(f.path).name == name), None)
 
 
-def benchmark_graphs(
-    modules: list[ModuleType],
-    files: list[ModuleFile],
-    out_dir: Path,
-    device: str,
-    times: int = 10,
-    repeat: int = 10,
-    profiled_calls: int = 10,
-) -> list[GraphBenchmark]:
-    """Time each compiled graph alone (median per call), then profile `profiled_calls` calls."""
-    results = []
-    wrappers = [m for m in modules if inductor.is_wrapper(m)]
-    (out_dir / GRAPHS_DIR).mkdir(exist_ok=True)
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if device == "cuda":
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
-    for index, module in enumerate(wrappers):
+def _wrappers(modules: list[ModuleType], files: list[ModuleFile]) -> list[tuple[int, ModuleType, str]]:
+    found = []
+    for index, module in enumerate(m for m in modules if inductor.is_wrapper(m)):
         path = _bundle_path(module, files)
-        if path is None:
-            continue
-        bench = inductor.wrapper_benchmark(module)
+        if path is not None:
+            found.append((index, module, path))
+    return found
+
+
+def time_graphs(
+    modules: list[ModuleType], files: list[ModuleFile], out_dir: Path, times: int = 10, repeat: int = 10
+) -> list[GraphBenchmark]:
+    """Time each compiled graph alone, unprofiled: median per call over `times` x `repeat` (as `-p` does).
+
+    Call this before torch.profiler has run in the process: after a profiling session, kernel launches
+    cost more CPU time (measured on an H200, torch 2.11: mixnet_l's forward graph 16.4 ms per call after
+    profiling vs 10.0 ms before), which would understate how busy the GPU is.
+    """
+    results = []
+    for index, module, path in _wrappers(modules, files):
         with _quiet():
-            wall_s = bench(times, repeat)
-            with torch.profiler.profile(activities=activities) as prof:
-                bench(profiled_calls, 1)
-        trace = f"{GRAPHS_DIR}/graph-{index}.json.gz"
-        prof.export_chrome_trace(str(out_dir / trace))
+            wall_s = inductor.wrapper_benchmark(module)(times, repeat)
         kind = parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind
         results.append(
             GraphBenchmark(
@@ -72,10 +67,41 @@ def benchmark_graphs(
                 wall_ms_per_call=wall_s * 1e3,
                 times=times,
                 repeat=repeat,
-                profiled_calls=profiled_calls,
-                trace_file=trace,
+                profiled_calls=0,
             )
         )
+    return results
+
+
+def profile_graphs(
+    modules: list[ModuleType],
+    files: list[ModuleFile],
+    timed: list[GraphBenchmark],
+    out_dir: Path,
+    device: str,
+    calls: int = 10,
+) -> list[GraphBenchmark]:
+    """Record `calls` calls of each timed graph with torch.profiler into `graphs/graph-<n>.json.gz`."""
+    (out_dir / GRAPHS_DIR).mkdir(exist_ok=True)
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    by_index = {index: module for index, module, _ in _wrappers(modules, files)}
+    results = []
+    for benchmark in timed:
+        bench = inductor.wrapper_benchmark(by_index[benchmark.graph])
+        with _quiet(), torch.profiler.profile(activities=activities) as prof:
+            bench(calls, 1)
+        trace = f"{GRAPHS_DIR}/graph-{benchmark.graph}.json.gz"
+        prof.export_chrome_trace(str(out_dir / trace))
+        with _quiet():
+            after_ms = bench(benchmark.times, benchmark.repeat) * 1e3
+        print(
+            f"graph {benchmark.graph} ({benchmark.kind}): {benchmark.wall_ms_per_call:.3f} ms per call unprofiled, "
+            f"{after_ms:.3f} ms when timed again after profiling",
+            flush=True,
+        )
+        results.append(benchmark.model_copy(update={"profiled_calls": calls, "trace_file": trace}))
     return results
 
 
@@ -96,11 +122,13 @@ def benchmark_kernels(
     trace_file: Path,
     steps: int,
     min_share: float = 0.01,
+    top: int = 20,
     limit: int = 60,
 ) -> list[KernelBenchmark]:
-    """Time the Triton kernels above `min_share` of the profiled GPU time with their own harness."""
+    """Time the hot Triton kernels with their own harness: the `top` longest, and all above `min_share`."""
     table = kernel_table(load_trace(trace_file), "cuda", steps)
-    hot = {k.name for k in table.kernels if k.share >= min_share and k.name.startswith("triton_")}
+    triton = [k for k in table.kernels if k.name.startswith("triton_")]
+    hot = {k.name for rank, k in enumerate(triton) if rank < top or k.share >= min_share}
     owner = _kernel_graphs(files, out_dir)
     results: list[KernelBenchmark] = []
     for module in modules:

@@ -12,11 +12,14 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from reportgen.bundle.model import Capture, ModuleFile
+from reportgen.bundle.model import Capture, GraphBenchmark, ModuleFile
 from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, TRACE_FILE, ChildResult, ChildSpec
 
 __all__ = ["main"]
+
+_T = TypeVar("_T")
 
 
 class _Progress:
@@ -87,43 +90,60 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         peak_memory_compiled_bytes=measure.peak_memory(work, compiled),
     )
     progress.update(stage="timing")
+    captures = _Captures(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
+    _log("timing each compiled graph alone, unprofiled (as `wrapper.py -p` does)")
+    timed = captures.attempt("graph_benchmarks", captures.time_graphs) or []
     _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
     diagnostics = recorder.finish()
-    _log("benchmarking compiled graphs and hot kernels with Inductor's own harnesses")
-    capture = _capture(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
-    capture = capture.model_copy(update={"diagnostics": diagnostics, "notes": capture.notes + recorder.notes})
+    _log("profiling compiled graphs; benchmarking hot kernels with Inductor's own harnesses")
+    capture = captures.finish(timed).model_copy(update={"diagnostics": diagnostics})
+    capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
     (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
     progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
     _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
 
 
-def _capture(device: str, out_dir: Path, files: list[ModuleFile], steps: int) -> Capture:
+class _Captures:
     """Optional captures: each one that fails leaves a note, never fails the run."""
-    from reportgen.run import capture, inductor
 
-    notes: list[str] = []
-    loaded = inductor.loaded_modules()
-    fields: dict[str, object] = {}
-    jobs: list[tuple[str, Callable[[], object]]] = [
-        ("graph_benchmarks", lambda: capture.benchmark_graphs(loaded, files, out_dir, device)),
-    ]
-    if device == "cuda":
-        jobs.append(("copy_bandwidth_gbps", capture.copy_bandwidth_gbps))
-        jobs.append(
-            (
-                "kernel_benchmarks",
-                lambda: capture.benchmark_kernels(loaded, files, out_dir, out_dir / TRACE_FILE, steps),
-            )
-        )
-    for field, job in jobs:
+    def __init__(self, device: str, out_dir: Path, files: list[ModuleFile], steps: int) -> None:
+        from reportgen.run import inductor
+
+        self.device, self.out_dir, self.files, self.steps = device, out_dir, files, steps
+        self.loaded = inductor.loaded_modules()
+        self.notes: list[str] = []
+
+    def attempt(self, what: str, job: Callable[[], _T]) -> _T | None:
         try:
-            fields[field] = job()
+            return job()
         except Exception as exc:  # an optional capture must not sink the run
             traceback.print_exc()
-            notes.append(f"{field} skipped: {type(exc).__name__}: {exc}")
-    return Capture(notes=notes, **fields)  # type: ignore[arg-type]
+            self.notes.append(f"{what} skipped: {type(exc).__name__}: {exc}")
+            return None
+
+    def time_graphs(self) -> list[GraphBenchmark]:
+        from reportgen.run import capture
+
+        return capture.time_graphs(self.loaded, self.files, self.out_dir)
+
+    def finish(self, timed: list[GraphBenchmark]) -> Capture:
+        from reportgen.run import capture
+
+        graphs = self.attempt(
+            "graph profiles", lambda: capture.profile_graphs(self.loaded, self.files, timed, self.out_dir, self.device)
+        )
+        fields: dict[str, object] = {"graph_benchmarks": graphs if graphs is not None else timed}
+        if self.device == "cuda":
+            fields["copy_bandwidth_gbps"] = self.attempt("copy bandwidth", capture.copy_bandwidth_gbps)
+            trace = self.out_dir / TRACE_FILE
+            kernels = self.attempt(
+                "kernel benchmarks",
+                lambda: capture.benchmark_kernels(self.loaded, self.files, self.out_dir, trace, self.steps),
+            )
+            fields["kernel_benchmarks"] = kernels or []
+        return Capture(notes=self.notes, **fields)  # type: ignore[arg-type]
 
 
 def _is_oom(exc: BaseException) -> bool:

@@ -2,8 +2,7 @@
 
 `DiagnosticsRecorder.start()` goes before the first compiled call, `.finish()` after the last one;
 everything is measured as a difference between the two, so earlier compiles do not leak in.
-Sources (torch 2.6 – 2.14; each private access sits in a small function that falls back to
-"nothing found" and adds a line to `notes`):
+Sources (torch 2.6 – 2.14; private access sits in small functions that fall back to "nothing found"):
 
 - graph breaks: records of the `graph_breaks` artifact loggers (`Graph break in user code at
   FILE:LINE` + `Reason:`/`Graph Break Reason:`); fallback `counters["graph_break"]` (no location);
@@ -48,6 +47,7 @@ _KNOWN_LOGGERS = tuple(
 )
 _CACHE_KEYS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit", "autograd_cache_miss")
 _METRICS_LIMIT = 4096
+_COMPILE_TUNING = ("benchmark_fused_nodes", "benchmark_codegened_module")
 
 _USER_LOC = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
 _REASON = re.compile(
@@ -56,6 +56,7 @@ _REASON = re.compile(
     re.M | re.S,
 )
 _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_NOT_A_FAILURE = re.compile(r"triggered by the following guard failure|^guard \d+ failures:$")
 _RECOMPILE = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<line>\d+)\s*\n(?P<body>.*)", re.S)
 
 Counters = dict[str, Counter[str]]
@@ -93,15 +94,8 @@ def parse_recompile(message: str, root: Path) -> Recompile | None:
     match = _RECOMPILE.search(message)
     if match is None:
         return None
-    failures = []
-    for raw in match.group("body").splitlines():
-        line = raw.strip().removeprefix("- ").strip()
-        if (
-            line
-            and "triggered by the following guard failure" not in line
-            and not re.fullmatch(r"guard \d+ failures:", line)
-        ):
-            failures.append(line)
+    lines = (raw.strip().removeprefix("- ").strip() for raw in match.group("body").splitlines())
+    failures = [line for line in lines if line and not _NOT_A_FAILURE.search(line)]
     frame = f"{match.group('name')} ({_location(match.group('file'), match.group('line'), root)})"
     return Recompile(frame=frame, reason="; ".join(failures) or "unknown guard failure")
 
@@ -111,11 +105,11 @@ def _sum(totals: Mapping[str, float], names: Iterable[str] = (), suffixes: tuple
     return sum(v for k, v in totals.items() if k in wanted or (suffixes and k.endswith(suffixes)))
 
 
-def compile_phases(totals: Mapping[str, float]) -> dict[str, float]:
+def compile_phases(totals: Mapping[str, float], in_compile_s: Mapping[str, float] | None = None) -> dict[str, float]:
     """Coarse, non-overlapping phases (seconds) from `dynamo_timed` totals (name → seconds).
 
-    Timers nest (frame ⊃ backend ⊃ compile_fx_inner ⊃ kernel wait), so each phase is its timer minus
-    the timers inside it, clamped at 0:
+    Timers nest (frame ⊃ backend ⊃ compile_fx_inner ⊃ kernel wait, autotuning), so a phase is its
+    timer minus the timers inside it, clamped at 0:
 
     - dynamo: `_compile.compile_inner` − `OutputGraph.call_user_compiler` (bytecode tracing, guards);
     - aot_autograd: `OutputGraph.call_user_compiler` + `backward._backward_impl` (lazy backward
@@ -124,33 +118,45 @@ def compile_phases(totals: Mapping[str, float]) -> dict[str, float]:
     - inductor: `compile_fx_inner` − kernel_compile − compile-time autotune (post-grad passes,
       lowering, scheduling, wrapper/kernel codegen, FX graph cache);
     - kernel_compile: `async_compile.wait` (waiting for Triton/C++ kernels built by the worker pool);
-    - autotune: `*_template_autotuning`, `*_template_precompiling`, `benchmark_fused_nodes` (compile
-      time, max-autotune) + `CachingAutotuner.benchmark_all_configs`/`.coordinate_descent_tuning`
-      (runtime Triton autotuning at the first kernel calls);
+    - autotune: `*_template_autotuning`, `*_template_precompiling`, `benchmark_fused_nodes`,
+      `benchmark_codegened_module` (compile time, max-autotune) + `CachingAutotuner.*` Triton config
+      tuning at the first kernel calls;
     - cudagraph_record: `CUDAGraph*`/`cudagraphify*` timers (CUDA-graph tree warm-up and recording).
 
+    The last two kinds of timer also run inside a compile (benchmarking a fused kernel tunes it);
+    `in_compile_s` ("autotune", "cudagraph_record") is how much of them did, already counted above.
     Empty when nothing was compiled.
     """
+    inside = in_compile_s or {}
     frames = _sum(totals, ["_compile.compile_inner"])
     backend = _sum(totals, ["OutputGraph.call_user_compiler", "backward._backward_impl"])
     inner = _sum(totals, ["compile_fx_inner"])
     kernels = _sum(totals, ["async_compile.wait"])
-    tuning = _sum(totals, ["benchmark_fused_nodes"], ("_template_autotuning", "_template_precompiling"))
-    runtime_tuning = _sum(
-        totals, [f"CachingAutotuner.{n}" for n in ("benchmark_all_configs", "coordinate_descent_tuning")]
-    )
+    tuning = _sum(totals, _COMPILE_TUNING, ("_template_autotuning", "_template_precompiling"))
+    run_tuning = _sum(totals, ["CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning"])
     record = sum(v for k, v in totals.items() if k.startswith(("CUDAGraph", "cudagraphify")))
-    if frames + backend + inner + kernels + tuning + runtime_tuning + record <= 0:
+    if frames + backend + inner + kernels + tuning + run_tuning + record <= 0:
         return {}
     phases = {
         "dynamo": frames - _sum(totals, ["OutputGraph.call_user_compiler"]),
         "aot_autograd": backend - max(inner, kernels + tuning),
         "inductor": inner - kernels - tuning,
         "kernel_compile": kernels,
-        "autotune": tuning + runtime_tuning,
-        "cudagraph_record": record,
+        "autotune": tuning + max(run_tuning - inside.get("autotune", 0.0), 0.0),
+        "cudagraph_record": record - inside.get("cudagraph_record", 0.0),
     }
     return {name: round(max(phases[name], 0.0), 6) for name in PHASES}
+
+
+def _in_compile_s(metrics: Iterable[object]) -> dict[str, float]:
+    """Seconds of runtime autotuning / CUDA-graph recording that ran inside a compile (torch ≥ 2.7 records)."""
+    inside = {"autotune": 0.0, "cudagraph_record": 0.0}
+    for record in metrics:
+        if getattr(record, "is_runtime", False) is True:
+            continue
+        inside["autotune"] += (getattr(record, "runtime_triton_autotune_time_us", None) or 0) / 1e6
+        inside["cudagraph_record"] += (getattr(record, "runtime_cudagraphify_time_us", None) or 0) / 1e6
+    return inside
 
 
 class _Sink(logging.Handler):
@@ -388,7 +394,7 @@ class DiagnosticsRecorder:
             recompiles=_recompiles(self._sink.records, metrics, self.root),
             unique_graphs=counters.get("stats", Counter()).get("unique_graphs", 0) if now is not None else None,
             graph_ops=[int(m.graph_op_count) for m in metrics if getattr(m, "graph_op_count", None)],
-            compile_phases_s=compile_phases(times),
+            compile_phases_s=compile_phases(times, _in_compile_s(metrics)),
             cache=_cache(counters) if now is not None else {},
             cudagraphs=status,  # type: ignore[arg-type]
             cudagraph_skip_reasons=reasons,

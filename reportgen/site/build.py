@@ -35,13 +35,19 @@ def ensure_project(source_dir: Path) -> None:
 def run_sphinx(source_dir: Path, html_dir: Path) -> None:
     """Run `sphinx-build -W --keep-going -n -b html`; SiteError with its output's tail on failure."""
     command = [
-        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html",
-        str(source_dir), str(html_dir),
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-b",
+        "html",
+        str(source_dir),
+        str(html_dir),
     ]
     try:
-        result = subprocess.run(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
-        )
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     except OSError as exc:
         raise SiteError(f"cannot run sphinx-build: {exc}", path=source_dir) from exc
     if result.returncode != 0:

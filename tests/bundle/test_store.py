@@ -128,7 +128,10 @@ def test_write_analysis_is_atomic_and_readable(tmp_path: Path, make_bundle: Make
     write_analysis(bundle_dir, source)
     assert read_analysis(bundle_dir) == source
     assert sorted(p.name for p in bundle_dir.iterdir()) == [
-        "analysis.json", "manifest.json", "recipe.yaml", "run.log",
+        "analysis.json",
+        "manifest.json",
+        "recipe.yaml",
+        "run.log",
     ]
 
 
@@ -138,9 +141,7 @@ def test_read_analysis_invalid(tmp_path: Path) -> None:
         read_analysis(tmp_path)
 
 
-def test_iter_bundles_sorted_skipping_hidden_and_incomplete(
-    tmp_path: Path, make_bundle: MakeBundle
-) -> None:
+def test_iter_bundles_sorted_skipping_hidden_and_incomplete(tmp_path: Path, make_bundle: MakeBundle) -> None:
     make_bundle(tmp_path, "zeta")
     make_bundle(tmp_path, "alpha")
     (tmp_path / ".tmp-beta-0123abcd").mkdir()

@@ -111,6 +111,21 @@ def test_compile_phases_subtract_nested_timers() -> None:
     assert tuple(compile_phases(totals)) == PHASES
 
 
+def test_runtime_timers_that_ran_inside_a_compile_are_not_counted_twice() -> None:
+    """max-autotune benchmarks fused kernels at compile time, which tunes their Triton configs."""
+    totals = {
+        "_compile.compile_inner": 12.0,
+        "OutputGraph.call_user_compiler": 11.9,
+        "compile_fx_inner": 11.8,
+        "benchmark_fused_nodes": 1.0,
+        "benchmark_codegened_module": 0.5,
+        "CachingAutotuner.coordinate_descent_tuning": 0.75,
+    }
+    phases = compile_phases(totals, {"autotune": 0.5, "cudagraph_record": 0.0})
+    assert phases["autotune"] == 1.75 and phases["inductor"] == 10.3
+    assert sum(phases.values()) == pytest.approx(12.25)
+
+
 def test_compile_phases_clamp_timers_outside_their_parent() -> None:
     """An AOTAutograd cache hit waits for kernels outside compile_fx_inner: nothing goes negative."""
     totals = {"_compile.compile_inner": 3.0, "OutputGraph.call_user_compiler": 2.0, "async_compile.wait": 1.5}
