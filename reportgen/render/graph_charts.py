@@ -16,7 +16,7 @@ __all__ = ["bandwidth_chart", "graph_categories_chart", "idle_histogram_chart", 
 
 def graph_categories_chart(graphs: list[GraphAnalysis], path: Path) -> Path:
     """One stacked horizontal bar per graph: kernel time per category (ms, summed over profiled steps)."""
-    figure = _new_figure(max(2.2, 0.6 * len(graphs) + 1.6))
+    figure = _new_figure(max(2.6, 0.6 * len(graphs) + 2.2))
     axes = figure.add_subplot()
     present = [c for c in CATEGORY_ORDER if any(g.categories_us.get(c) for g in graphs)]
     for row, graph in enumerate(graphs):
@@ -30,7 +30,8 @@ def graph_categories_chart(graphs: list[GraphAnalysis], path: Path) -> Path:
     axes.set_xlabel("kernel time (ms), summed over the profiled steps")
     axes.set_title("Kernel time per compiled graph, by category")
     axes.grid(axis="x", alpha=0.3)
-    axes.legend(handles=[Patch(color=category_color(c), label=c) for c in present], fontsize=7, loc="lower right")
+    handles = [Patch(color=category_color(c), label=c) for c in present]
+    figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncol=min(4, len(handles) or 1))
     return _save(figure, path)
 
 
@@ -38,7 +39,9 @@ def timeline_chart(intervals: list[tuple[float, float]], wall_us: float, path: P
     """A strip of one step: busy intervals of the device in colour, idle gaps blank."""
     figure = _new_figure(1.6)
     axes = figure.add_subplot()
-    axes.broken_barh([(start / 1000, (end - start) / 1000) for start, end in intervals], (0, 1), color="#4c72b0")
+    axes.broken_barh(
+        [(start / 1000, (end - start) / 1000) for start, end in intervals], (0, 1), color="#4c72b0", linewidth=0
+    )
     axes.set_xlim(0, max(wall_us, max((e for _, e in intervals), default=0.0)) / 1000)
     axes.set_yticks([])
     axes.set_xlabel("time since the step began (ms)")
