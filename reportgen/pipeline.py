@@ -50,14 +50,16 @@ def run_recipes(
     recipes = load_recipes(paths)
     outcomes = []
     for path, recipe in zip(paths, recipes, strict=True):
-        notify(f"running {recipe.name} ({path})")
-        bundle = run_recipe(recipe, Path(path), results_dir, options)
-        manifest = read_manifest(bundle)
-        outcome = RunOutcome(bundle, manifest, _analyze(bundle, manifest))
-        notify(f"{recipe.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {bundle}")
-        if outcome.analysis_error:
-            notify(f"{recipe.name}: analysis failed: {outcome.analysis_error}")
-        outcomes.append(outcome)
+        for variant in recipe.variants or [None]:
+            name = recipe.bundle_name(variant)
+            notify(f"running {name} ({path})")
+            bundle = run_recipe(recipe, Path(path), results_dir, options, variant)
+            manifest = read_manifest(bundle)
+            outcome = RunOutcome(bundle, manifest, _analyze(bundle, manifest))
+            notify(f"{name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {bundle}")
+            if outcome.analysis_error:
+                notify(f"{name}: analysis failed: {outcome.analysis_error}")
+            outcomes.append(outcome)
     return outcomes
 
 

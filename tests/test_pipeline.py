@@ -22,7 +22,8 @@ def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("e2e")
-    proc = _cli("report", RECIPES / "addmul.yaml", RECIPES / "tiny_train.yaml", "-o", "results", "--out", "site", cwd=work)
+    recipes = [RECIPES / f"{name}.yaml" for name in ("addmul", "tiny_train", "addmul_variants")]
+    proc = _cli("report", *recipes, "-o", "results", "--out", "site", cwd=work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "site: " in proc.stdout
     return work
@@ -80,3 +81,21 @@ def test_bad_recipe_is_one_line_without_traceback(tmp_path: Path, text: str, mes
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_variants_are_compared_side_by_side(site: Path) -> None:
+    root = site / "site" / "_build" / "html" / "reports"
+    assert (site / "results" / "addmul_variants--default" / "manifest.json").is_file()
+    page = (root / "addmul_variants--fullgraph" / "index.html").read_text(encoding="utf-8")
+    assert "Variants" in page and "addmul_variants--default/index.html" in page
+    assert "Only in" in page
+    index = (root / "index.html").read_text(encoding="utf-8")
+    assert "fullgraph" in index
+
+
+@pytest.mark.slow
+def test_findings_come_first_on_the_report_page(site: Path) -> None:
+    text = (site / "site" / "reports" / "addmul" / "index.md").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.startswith("## ")]
+    assert lines[0] == "## Findings"

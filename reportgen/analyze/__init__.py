@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_category
+from reportgen.analyze.evidence import region_evidence
+from reportgen.analyze.findings import findings
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
@@ -23,8 +25,10 @@ __all__ = [
     "analyze",
     "attribute_graphs",
     "categorize",
+    "findings",
     "kernel_table",
     "load_trace",
+    "region_evidence",
     "seed_category",
 ]
 
@@ -37,7 +41,8 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     :param bundle_dir: the bundle directory (holds `manifest.trace_file`)
     :param manifest: its manifest
     :param capture: its capture.json, if any: GPU graphs get `busy_seed_percent` and
-        `seed_categories_percent` from the matching `GraphBenchmark` traces (see `reportgen.analyze.seed`)
+        `seed_categories_percent` from the matching `GraphBenchmark` traces (see `reportgen.analyze.seed`),
+        and the findings read its diagnostics and kernel benchmarks
     :raises AnalysisError: the run left no trace or environment, or the trace is unreadable
     """
     manifest_path = bundle_dir / "manifest.json"
@@ -56,13 +61,15 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     graphs = with_sources(attribution.graphs, module_index(bundle_dir, manifest.modules))
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
-    return Analysis(
+    analysis = Analysis(
         kernels=kernel_table(trace, device, profiled_steps),
         graphs=graphs,
         steps=attribution.steps,
         idle=attribution.idle,
         timeline=attribution.timeline,
+        regions=region_evidence(trace),
     )
+    return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 
 
 def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], capture: Capture) -> list[GraphAnalysis]:

@@ -27,6 +27,7 @@ __all__ = [
     "Capture",
     "CompileDiagnostics",
     "Environment",
+    "Finding",
     "GpuInfo",
     "GraphAnalysis",
     "GraphBenchmark",
@@ -42,6 +43,7 @@ __all__ = [
     "Metrics",
     "ModuleFile",
     "Recompile",
+    "RegionEvidence",
     "RunStatus",
     "StepAnalysis",
     "StepTimes",
@@ -251,8 +253,11 @@ class Manifest(_Model):
     """manifest.json: what ran, where, how it ended, and its headline numbers."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
-    name: str = Field(description="Bundle name (the recipe name).")
-    recipe: Recipe = Field(description="The recipe as validated (device overrides not applied).")
+    name: str = Field(description="Bundle name: the recipe name, or `<recipe>--<variant>`.")
+    variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
+    recipe: Recipe = Field(
+        description="The recipe as this run used it (variant applied, device overrides not applied)."
+    )
     recipe_sha256: str
     recipe_path: str
     status: RunStatus
@@ -374,6 +379,34 @@ class IdleHistogram(_Model):
     total_idle_us: float
 
 
+class Finding(_Model):
+    """Something worth acting on, found by a rule of `reportgen.analyze.findings` from the run's numbers.
+
+    `evidence` and `suggestion` are plain text: one paragraph per line, a line starting with `- ` is a list
+    item, and text between backticks is code (the renderer escapes everything else).
+    """
+
+    rule: str = Field(description="The rule that fired, e.g. `launch-bound`.")
+    severity: Literal["info", "warning", "problem"]
+    title: str
+    evidence: str = Field(description="The numbers that made the rule fire.")
+    suggestion: str = Field(description="What to try next.")
+
+
+class RegionEvidence(_Model):
+    """What the profiled trace itself shows about compiled regions (see `reportgen.analyze.evidence`)."""
+
+    compiled_regions: int = Field(description="Distinct `Torch-Compiled Region: <frame>/<compile>` names.")
+    nested_regions: int = Field(
+        description="Region events starting inside another region event on the same thread "
+        "(a resumed frame after a graph break runs inside the frame that broke)."
+    )
+    compiled_function_blocks_per_step: float | None = Field(
+        default=None,
+        description="`CompiledFunction` (forward) events per profiled step; None without `ProfilerStep#N` spans.",
+    )
+
+
 class Analysis(_Model):
     """analysis.json: what `reportgen.analyze` derived from the trace and modules."""
 
@@ -385,4 +418,8 @@ class Analysis(_Model):
     timeline: list[tuple[float, float]] = Field(
         default_factory=list,
         description="Merged busy intervals (us from the window start) of one representative step (median wall).",
+    )
+    regions: RegionEvidence | None = Field(default=None, description="Compiled-region evidence from the trace.")
+    findings: list[Finding] = Field(
+        default_factory=list, description="What the rules of `reportgen.analyze.findings` found, in rule order."
     )

@@ -22,19 +22,33 @@ __all__ = [
     "ProfileSettings",
     "Recipe",
     "TensorSpec",
+    "Variant",
 ]
 
 RECIPE_FORMAT = 1
 
 AMP = Literal["none", "fp16", "bf16"]
-DType = Literal[
-    "float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"
-]
+DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
 NAME_RE = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-MODEL_REF_RE = re.compile(
-    r"^(timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$"
-)
+MODEL_REF_RE = re.compile(r"^(timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$")
 ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+def _env_values(value: object) -> object:
+    """Env var names must be shell-safe; values become strings (booleans as 1/0)."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, str] = {}
+    for key, val in value.items():
+        if not isinstance(key, str) or not ENV_NAME_RE.match(key):
+            raise ValueError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*")
+        if isinstance(val, bool):
+            val = "1" if val else "0"
+        if not isinstance(val, (str, int, float)):
+            kind = "a mapping" if isinstance(val, dict) else "a list" if isinstance(val, list) else type(val).__name__
+            raise ValueError(f"env var {key} must be a string or number, not {kind}")
+        out[key] = str(val)
+    return out
 
 
 class _Strict(BaseModel):
@@ -51,17 +65,13 @@ class ModelSpec(_Strict):
         "(a factory returning an nn.Module or a callable; modules are looked up next to "
         "the recipe first)."
     )
-    kwargs: dict[str, object] = Field(
-        default_factory=dict, description="Keyword arguments passed to the factory."
-    )
+    kwargs: dict[str, object] = Field(default_factory=dict, description="Keyword arguments passed to the factory.")
 
     @field_validator("ref")
     @classmethod
     def _check_ref(cls, value: str) -> str:
         if not MODEL_REF_RE.match(value):
-            raise ValueError(
-                "expected 'timm:<name>', 'torchvision:<name>' or 'module.path:callable'"
-            )
+            raise ValueError("expected 'timm:<name>', 'torchvision:<name>' or 'module.path:callable'")
         return value
 
     @property
@@ -89,6 +99,11 @@ class Inputs(_Strict):
         default=None, description="Batch size prepended to every tensor shape; none = shapes as given."
     )
     tensors: list[TensorSpec] = Field(default_factory=list, description="Positional input tensors.")
+    batch_cycle: list[Annotated[int, Field(ge=1, le=1 << 16)]] = Field(
+        default_factory=list,
+        description="Batch sizes used in turn, one per step (input shapes change: shows recompiles); "
+        "overrides `batch_size`.",
+    )
     factory: str | None = Field(
         default=None,
         description="`module:callable` called as `factory(batch_size=..., device=..., **kwargs)` "
@@ -142,6 +157,30 @@ class ProfileSettings(_Strict):
     )
 
 
+VARIANT_NAME_RE = r"^[a-z0-9][a-z0-9_-]{0,31}$"
+
+
+class Variant(_Strict):
+    """One way to compile the recipe's model; each variant runs in its own process and cache."""
+
+    name: Annotated[str, Field(pattern=VARIANT_NAME_RE)] = Field(
+        description="Identifier (lower-case letters, digits, `_`, `-`); the bundle is `<recipe>--<variant>`."
+    )
+    description: str = Field(default="", max_length=2000, description="Shown in the comparison.")
+    mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] | None = Field(
+        default=None, description="Overrides `compile.mode`."
+    )
+    fullgraph: bool | None = Field(default=None, description="Overrides `compile.fullgraph`.")
+    dynamic: bool | None = Field(default=None, description="Overrides `compile.dynamic`.")
+    backend: str | None = Field(default=None, description="Overrides `compile.backend`.")
+    env: dict[str, str] = Field(default_factory=dict, description="Env vars added to (or replacing) the recipe's.")
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _check_env(cls, value: object) -> object:
+        return _env_values(value)
+
+
 class CpuOverrides(_Strict):
     """Settings that replace the recipe's when the run lands on the CPU."""
 
@@ -181,21 +220,35 @@ class Recipe(_Strict):
     )
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)
 
+    variants: list[Variant] = Field(
+        default_factory=list,
+        description="Compile variants compared side by side (e.g. default, reduce-overhead, max-autotune); "
+        "none = one run with `compile` as given.",
+    )
+
     @field_validator("env", mode="before")
     @classmethod
     def _check_env(cls, value: object) -> object:
-        if not isinstance(value, dict):
-            return value
-        out: dict[str, str] = {}
-        for key, val in value.items():
-            if not isinstance(key, str) or not ENV_NAME_RE.match(key):
-                raise ValueError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*")
-            if isinstance(val, bool):
-                val = "1" if val else "0"
-            if not isinstance(val, (str, int, float)):
-                raise ValueError(f"env var {key} must be a string or number, not {type(val).__name__}")
-            out[key] = str(val)
-        return out
+        return _env_values(value)
+
+    @field_validator("variants")
+    @classmethod
+    def _unique_variants(cls, value: list[Variant]) -> list[Variant]:
+        names = [v.name for v in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"variant names must be unique; repeated: {', '.join(duplicates)}")
+        return value
+
+    def bundle_name(self, variant: Variant | None) -> str:
+        """`<name>` without variants, `<name>--<variant>` with."""
+        return self.name if variant is None else f"{self.name}--{variant.name}"
+
+    def for_variant(self, variant: Variant) -> Recipe:
+        """The recipe as `variant` runs it: compile options and env overridden, no variants left."""
+        overrides = {k: getattr(variant, k) for k in ("mode", "fullgraph", "dynamic", "backend")}
+        compile_ = self.compile.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        return self.model_copy(update={"compile": compile_, "env": {**self.env, **variant.env}, "variants": []})
 
     @property
     def display_title(self) -> str:

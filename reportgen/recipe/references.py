@@ -49,10 +49,7 @@ def check_reference(ref: str, *, field: str, search_dir: Path) -> str | None:
     names = bound_names(tree)
     if name in names or "*" in names or "__getattr__" in names:
         return None
-    return (
-        f"{field}: module '{module}' ({shown}) defines no '{name}'; "
-        "expected a factory function or nn.Module class"
-    )
+    return f"{field}: module '{module}' ({shown}) defines no '{name}'; expected a factory function or nn.Module class"
 
 
 def find_module_spec(module: str, search_dir: Path) -> ModuleSpec | None:

@@ -13,6 +13,7 @@ Layout written under `reports_dir`::
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen.analyze.modules import embedded_source
@@ -29,6 +30,7 @@ from reportgen.bundle.store import (
 )
 from reportgen.errors import BundleError
 from reportgen.render.charts import category_chart, step_time_chart, top_kernels_chart
+from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.markup import figure
@@ -42,6 +44,7 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
+from reportgen.render.variants import variants_section
 
 __all__ = ["render_site_pages"]
 
@@ -87,13 +90,22 @@ def _peak_gbps(bundle: Bundle) -> float | None:
     return bundle.capture.copy_bandwidth_gbps if bundle.capture else None
 
 
+def _leading_sections(bundle: Bundle) -> list[str]:
+    """Findings come first on a report page."""
+    if bundle.analysis is None:
+        return []
+    return [findings_section(bundle.analysis.findings)]
+
+
 def _inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
     analysis = bundle.analysis
     if analysis is None:
         return []
     capture = bundle.capture or Capture()
+    diagnostics = capture.diagnostics
     return [
         busy_section(analysis, charts.timeline, charts.idle, figure),
+        regions_section(analysis.regions, diagnostics),
         graph_kernels_section(analysis, bundle.manifest, sources, chart=charts.graph_categories, figure=figure),
         kernel_benchmarks_section(
             capture.kernel_benchmarks, bundle.manifest.environment, capture, charts.bandwidth, figure
@@ -145,7 +157,7 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
     return pages
 
 
-def _render_report(bundle: Bundle, page_dir: Path) -> Path:
+def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = ()) -> Path:
     """Write one report page, its charts and its recipe copy into `page_dir`."""
     page_dir.mkdir(parents=True)
     recipe_yaml = read_recipe_text(bundle.path)
@@ -161,7 +173,8 @@ def _render_report(bundle: Bundle, page_dir: Path) -> Path:
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
-        inductor_sections=_inductor_sections(bundle, charts, sources),
+        leading_sections=_leading_sections(bundle),
+        inductor_sections=[variants_section(bundle, siblings), *_inductor_sections(bundle, charts, sources)],
     )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
@@ -177,16 +190,20 @@ def _render_all(results_dir: Path, out_dir: Path) -> list[Path]:
     """
     bundles: list[Bundle] = []
     broken: list[BrokenBundle] = []
-    pages: list[Path] = []
     for bundle_dir in iter_bundles(results_dir):
         try:
-            bundle = load_bundle(bundle_dir)
+            bundles.append(load_bundle(bundle_dir))
         except BundleError as exc:
             logger.warning("skipping unreadable bundle %s", exc)
             broken.append(BrokenBundle(name=bundle_dir.name, error=str(exc)))
-            continue
-        pages.append(_render_report(bundle, out_dir / bundle.name).relative_to(out_dir))
-        bundles.append(bundle)
+    variants: dict[str, list[Bundle]] = {}
+    for bundle in bundles:
+        if bundle.manifest.variant is not None:
+            variants.setdefault(bundle.manifest.recipe.name, []).append(bundle)
+    pages = []
+    for bundle in bundles:
+        siblings = variants.get(bundle.manifest.recipe.name, []) if bundle.manifest.variant else []
+        pages.append(_render_report(bundle, out_dir / bundle.name, siblings).relative_to(out_dir))
     (out_dir / "index.md").write_text(index_page(bundles, broken), encoding="utf-8")
     return [Path("index.md"), *pages]
 

@@ -198,6 +198,7 @@ def report_page(
     log_tail: str | None = None,
     max_kernels: int = 50,
     inductor_sections: Sequence[str] = (),
+    leading_sections: Sequence[str] = (),
 ) -> str:
     """The report page of one bundle.
 
@@ -206,11 +207,14 @@ def report_page(
         that the caller places next to the page as `recipe.yaml`
     :param log_tail: last lines of the run's log, shown for runs that did not end ok
     :param max_kernels: rows of the kernel table
+    :param leading_sections: sections placed first, right under the title (findings)
     :param inductor_sections: GPU-busy, per-graph and benchmark sections (`render.graphs`), placed after the charts
     """
     recipe = bundle.manifest.recipe
     sections = [
-        f"# {escape_md(recipe.display_title)}",
+        f"# {escape_md(recipe.display_title)}"
+        + (f" — {escape_md(bundle.manifest.variant)}" if bundle.manifest.variant else ""),
+        *leading_sections,
         _description(recipe.description),
         _summary(bundle),
         _failure(bundle, log_tail),
@@ -234,6 +238,7 @@ def _index_row(bundle: Bundle) -> list[str]:
     torch = env.versions.torch if env else None
     return [
         escape_md(manifest.recipe.display_title),
+        escape_md(manifest.variant) if manifest.variant else _MISSING,
         code_span(manifest.recipe.model.ref),
         escape_md(env.device_name) if env else manifest.recipe.device,
         escape_md(torch) if torch else _MISSING,
@@ -258,7 +263,7 @@ def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = ()) -
     else:
         entries = "\n".join(f"{b.name}/index" for b in bundles)
         parts.append(f"```{{toctree}}\n:hidden:\n\n{entries}\n```")
-        header = ["Name", "Model", "Device", "Torch", "Speedup", "Status", "Link"]
+        header = ["Name", "Variant", "Model", "Device", "Torch", "Speedup", "Status", "Link"]
         parts.append(list_table(header, [_index_row(b) for b in bundles]))
     parts.extend(_broken_entry(b) for b in broken)
     return "\n\n".join(parts) + "\n"

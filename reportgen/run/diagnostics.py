@@ -8,12 +8,12 @@ Sources (torch 2.6 – 2.14; private access sits in small functions that fall ba
   FILE:LINE` + `Reason:`/`Graph Break Reason:`); fallback `counters["graph_break"]` (no location);
 - recompiles: the `recompiles` artifact (`Recompiling function NAME in FILE:LINE ... triggered by
   the following guard failure(s)`), enabled in torch's private `log_state`; fallback
-  `CompilationMetrics.recompile_reason` (torch ≥ 2.7);
+  `CompilationMetrics.recompile_reason` (absent on 2.6);
 - unique graphs, cache hits/misses, CUDA-graph skips: `torch._dynamo.utils.counters`;
 - ops per graph: `CompilationMetrics.graph_op_count` of each frame compile that made a graph;
 - compile phases: `torch._dynamo.utils.compile_times(repr="csv", aggregate=True)`, see `compile_phases`;
 - CUDA graphs: cudagraph-tree recording timers, `cudagraph_skips`, "skipping cudagraphs due to ..."
-  records (`cudagraphs` artifact; `perf_hints` before 2.7) and `CompilationMetrics.cudagraph_skip_reason`.
+  records (`cudagraphs` artifact; `perf_hints` on 2.6) and `CompilationMetrics.cudagraph_skip_reason`.
 
 Logging side effects are undone by `finish()`: the artifact loggers get our handler and DEBUG level
 only while recording, and stay silent on stderr unless the user enabled them with TORCH_LOGS.
@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from reportgen.bundle.model import CompileDiagnostics, GraphBreak, Recompile
 
@@ -38,13 +39,12 @@ PHASES = ("dynamo", "aot_autograd", "inductor", "kernel_compile", "autotune", "c
 """Coarse compile phases, in pipeline order; `compile_phases` documents what each one sums."""
 
 _DEBUG_ARTIFACTS = ("graph_breaks", "recompiles", "recompiles_verbose")
-_ARTIFACTS = (*_DEBUG_ARTIFACTS, "cudagraphs", "perf_hints")
+_CUDAGRAPH_ARTIFACTS = ("cudagraphs", "perf_hints")  # CUDA-graph skips: `cudagraphs` (2.11+), `perf_hints` (2.6)
+_ARTIFACTS = (*_DEBUG_ARTIFACTS, *_CUDAGRAPH_ARTIFACTS)
 _DYNAMO_MODULES = ("torch._dynamo.symbolic_convert", "torch._dynamo.convert_frame", "torch._dynamo.guards")
-_KNOWN_LOGGERS = tuple(
-    f"torch._inductor.{module}.__{artifact}"
-    for module in ("cudagraph_utils", "cudagraph_trees")
-    for artifact in ("cudagraphs", "perf_hints")
-)
+_KNOWN_LOGGERS = [
+    f"torch._inductor.{m}.__{a}" for m in ("cudagraph_utils", "cudagraph_trees") for a in _CUDAGRAPH_ARTIFACTS
+]
 _CACHE_KEYS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit", "autograd_cache_miss")
 _METRICS_LIMIT = 4096
 _COMPILE_TUNING = ("benchmark_fused_nodes", "benchmark_codegened_module")
@@ -60,6 +60,7 @@ _NOT_A_FAILURE = re.compile(r"triggered by the following guard failure|^guard \d
 _RECOMPILE = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<line>\d+)\s*\n(?P<body>.*)", re.S)
 
 Counters = dict[str, Counter[str]]
+CudagraphStatus = Literal["used", "skipped", "off"]
 
 
 def _location(file: str, line: int | str, root: Path) -> str:
@@ -73,7 +74,7 @@ def _location(file: str, line: int | str, root: Path) -> str:
 def parse_graph_break(message: str, root: Path, exc_text: str = "") -> tuple[str, str | None] | None:
     """(reason, location) of a `graph_breaks` log message; None when it is not one.
 
-    Handles the full and the duplicate-suppressed forms of torch 2.6 (`Reason:`) and ≥ 2.7
+    Handles the full and the duplicate-suppressed forms of torch 2.6 (`Reason:`) and later
     (`Graph Break Reason:`), and frame skips ("Graph break: ... results in a skip", reason in `exc_text`).
     """
     if not message.startswith(("Graph break", "WON'T CONVERT")):
@@ -117,7 +118,8 @@ def compile_phases(totals: Mapping[str, float], in_compile_s: Mapping[str, float
       passes, AOTAutograd cache);
     - inductor: `compile_fx_inner` − kernel_compile − compile-time autotune (post-grad passes,
       lowering, scheduling, wrapper/kernel codegen, FX graph cache);
-    - kernel_compile: `async_compile.wait` (waiting for Triton/C++ kernels built by the worker pool);
+    - kernel_compile: `async_compile.wait` (kernels built by the worker pool) + `async_compile.precompile`
+      (Triton kernels built or loaded in-process);
     - autotune: `*_template_autotuning`, `*_template_precompiling`, `benchmark_fused_nodes`,
       `benchmark_codegened_module` (compile time, max-autotune) + `CachingAutotuner.*` Triton config
       tuning at the first kernel calls;
@@ -131,7 +133,7 @@ def compile_phases(totals: Mapping[str, float], in_compile_s: Mapping[str, float
     frames = _sum(totals, ["_compile.compile_inner"])
     backend = _sum(totals, ["OutputGraph.call_user_compiler", "backward._backward_impl"])
     inner = _sum(totals, ["compile_fx_inner"])
-    kernels = _sum(totals, ["async_compile.wait"])
+    kernels = _sum(totals, ["async_compile.wait", "async_compile.precompile"])
     tuning = _sum(totals, _COMPILE_TUNING, ("_template_autotuning", "_template_precompiling"))
     run_tuning = _sum(totals, ["CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning"])
     record = sum(v for k, v in totals.items() if k.startswith(("CUDAGraph", "cudagraphify")))
@@ -149,7 +151,7 @@ def compile_phases(totals: Mapping[str, float], in_compile_s: Mapping[str, float
 
 
 def _in_compile_s(metrics: Iterable[object]) -> dict[str, float]:
-    """Seconds of runtime autotuning / CUDA-graph recording that ran inside a compile (torch ≥ 2.7 records)."""
+    """Seconds of runtime autotuning / CUDA-graph recording that ran inside a compile (none recorded on 2.6)."""
     inside = {"autotune": 0.0, "cudagraph_record": 0.0}
     for record in metrics:
         if getattr(record, "is_runtime", False) is True:
@@ -213,7 +215,7 @@ def _counters() -> Counters | None:
 def _compile_time_totals() -> dict[str, float]:
     """Seconds per `dynamo_timed` name since process start.
 
-    `compile_times(repr="csv", aggregate=True)` returns (names, values as strings) on 2.6 – 2.14;
+    `compile_times(repr="csv", aggregate=True)` returns (names, values as strings) on 2.6 – 2.13;
     a dict of lists (older/newer shape) and the raw `compilation_time_metrics` are fallbacks.
     """
     try:
@@ -311,7 +313,7 @@ def _cache(counters: Counters) -> dict[str, int]:
 
 def _cudagraphs(
     records: list[tuple[str, str, str]], counters: Counters, metrics: list[object], times: Mapping[str, float]
-) -> tuple[str, list[str]]:
+) -> tuple[CudagraphStatus, list[str]]:
     """("used" | "skipped" | "off", skip reasons). "used" when any graph was recorded, even if others skipped."""
     reasons = dict.fromkeys(m.strip() for _, m, _ in records if "skipping cudagraphs" in m.lower())
     for record in metrics:
@@ -322,7 +324,7 @@ def _cudagraphs(
     if skips and not reasons:
         reasons[f"{skips} graph(s) skipped without a logged reason (graphs without CUDA tensors skip silently)"] = None
     recorded = any(v > 0 for k, v in times.items() if k.startswith(("CUDAGraph", "cudagraphify")))
-    status = "used" if recorded else "skipped" if reasons else "off"
+    status: CudagraphStatus = "used" if recorded else "skipped" if reasons else "off"
     return status, list(reasons)
 
 
@@ -382,7 +384,7 @@ class DiagnosticsRecorder:
         try:
             now = _counters()
             counters = _diff(now, self._counters) if now is not None else {}
-            times = {k: v - self._times.get(k, 0.0) for k, v in _compile_time_totals().items()}
+            times = {k: max(v - self._times.get(k, 0.0), 0.0) for k, v in _compile_time_totals().items()}
             all_metrics = _compilation_metrics()
             metrics = [m for m in all_metrics or [] if id(m) not in self._seen]
         finally:
@@ -396,7 +398,7 @@ class DiagnosticsRecorder:
             graph_ops=[int(m.graph_op_count) for m in metrics if getattr(m, "graph_op_count", None)],
             compile_phases_s=compile_phases(times, _in_compile_s(metrics)),
             cache=_cache(counters) if now is not None else {},
-            cudagraphs=status,  # type: ignore[arg-type]
+            cudagraphs=status,
             cudagraph_skip_reasons=reasons,
         )
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from reportgen.bundle.model import Manifest, Metrics, RunStatus
 from reportgen.bundle.store import write_bundle
-from reportgen.recipe.model import Recipe
+from reportgen.recipe.model import Recipe, Variant
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 
@@ -108,12 +108,14 @@ def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
 
-def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Path) -> Manifest:
+def _populate(
+    recipe: Recipe, recipe_path: Path, options: RunOptions, variant: Variant | None, bundle: Path
+) -> Manifest:
     started, t0 = _now(), time.monotonic()
     recipe_text = recipe_path.read_bytes()
     (bundle / "recipe.yaml").write_bytes(recipe_text)
     timeout_s = options.timeout_s or recipe.timeout_s
-    with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.name}-") as work:
+    with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.bundle_name(variant)}-") as work:
         cache_dir = Path(work) / "inductor"
         spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent))
         spec_path = Path(work) / CHILD_SPEC
@@ -137,7 +139,8 @@ def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Pa
         tail = _log_tail(bundle / "run.log")
         error = f"{error}\n\n{tail}" if tail else error
     return Manifest(
-        name=recipe.name,
+        name=recipe.bundle_name(variant),
+        variant=variant.name if variant else None,
         recipe=recipe,
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),
@@ -155,8 +158,16 @@ def _populate(recipe: Recipe, recipe_path: Path, options: RunOptions, bundle: Pa
     )
 
 
-def run_recipe(recipe: Recipe, recipe_path: Path, results_dir: Path, options: RunOptions | None = None) -> Path:
-    """Run one recipe in its own process and write its bundle to `results_dir/<name>/`."""
+def run_recipe(
+    recipe: Recipe,
+    recipe_path: Path,
+    results_dir: Path,
+    options: RunOptions | None = None,
+    variant: Variant | None = None,
+) -> Path:
+    """Run one recipe (or one of its variants) in its own process; write `results_dir/<bundle name>/`."""
     opts = options or RunOptions()
     results_dir.mkdir(parents=True, exist_ok=True)
-    return write_bundle(results_dir, recipe.name, lambda tmp: _populate(recipe, recipe_path, opts, tmp))
+    effective = recipe.for_variant(variant) if variant is not None else recipe
+    name = recipe.bundle_name(variant)
+    return write_bundle(results_dir, name, lambda tmp: _populate(effective, recipe_path, opts, variant, tmp))

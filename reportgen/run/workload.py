@@ -6,7 +6,7 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -15,6 +15,7 @@ from reportgen.recipe.model import Recipe, TensorSpec
 __all__ = ["Workload", "build_workload", "resolve_device"]
 
 _AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+_CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
 def resolve_device(requested: str) -> str:
@@ -60,11 +61,11 @@ def _tensor(spec: TensorSpec, batch: int | None, device: str) -> torch.Tensor:
     return torch.randint(0, spec.high, shape, dtype=dtype, device=device)
 
 
-def _build_inputs(recipe: Recipe, recipe_dir: str, device: str) -> tuple[object, ...]:
+def _build_inputs(recipe: Recipe, recipe_dir: str, device: str, batch_size: int | None) -> tuple[object, ...]:
     spec = recipe.inputs
     if spec.factory is None:
-        return tuple(_tensor(t, spec.batch_size, device) for t in spec.tensors)
-    made = _import_ref(spec.factory, recipe_dir)(batch_size=spec.batch_size, device=device, **spec.kwargs)
+        return tuple(_tensor(t, batch_size, device) for t in spec.tensors)
+    made = _import_ref(spec.factory, recipe_dir)(batch_size=batch_size, device=device, **spec.kwargs)
     return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 
 
@@ -86,7 +87,13 @@ class Workload:
     device: str
     recipe: Recipe
     model: Callable[..., object]
-    inputs: tuple[object, ...]
+    input_sets: tuple[tuple[object, ...], ...]
+    _turn: list[int] = field(default_factory=lambda: [0])
+
+    @property
+    def inputs(self) -> tuple[object, ...]:
+        """The inputs of the next step (input sets are used in turn when the recipe cycles batch sizes)."""
+        return self.input_sets[self._turn[0] % len(self.input_sets)]
 
     def autocast(self) -> contextlib.AbstractContextManager[object]:
         """The recipe's autocast context (a no-op without AMP)."""
@@ -96,15 +103,20 @@ class Workload:
 
     def step(self, fn: Callable[..., object]) -> None:
         """One step of the recipe's task with `fn` (eager model or its compiled form)."""
+        inputs = self.inputs
+        self._turn[0] += 1
+        mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+        if mark_step is not None and self.recipe.compile.mode in _CUDAGRAPH_MODES:
+            mark_step()  # a new iteration: CUDA-graph outputs of the previous step may be overwritten
         if self.recipe.task == "train":
             if isinstance(self.model, torch.nn.Module):
                 self.model.zero_grad(set_to_none=True)
             with self.autocast():
-                out = fn(*self.inputs)
+                out = fn(*inputs)
             _loss(out).backward()
         else:
             with torch.no_grad(), self.autocast():
-                fn(*self.inputs)
+                fn(*inputs)
 
     def synchronize(self) -> None:
         """Wait for the device to finish queued work."""
@@ -123,4 +135,6 @@ def build_workload(recipe: Recipe, recipe_dir: str, device: str) -> Workload:
         model.train(recipe.task == "train")
     elif not callable(model):
         raise RuntimeError(f"{recipe.model.ref} returned {type(model).__name__}; expected an nn.Module or callable")
-    return Workload(device, recipe, model, _build_inputs(recipe, recipe_dir, device))
+    batches = recipe.inputs.batch_cycle or [recipe.inputs.batch_size]
+    input_sets = tuple(_build_inputs(recipe, recipe_dir, device, batch) for batch in batches)
+    return Workload(device, recipe, model, input_sets)

@@ -16,10 +16,11 @@ from reportgen.recipe.model import (
     ProfileSettings,
     Recipe,
     TensorSpec,
+    Variant,
 )
 
 MODELS: tuple[type[BaseModel], ...] = (
-    Recipe, ModelSpec, Inputs, TensorSpec, CompileOptions, ProfileSettings, CpuOverrides
+    Recipe, ModelSpec, Inputs, TensorSpec, CompileOptions, ProfileSettings, CpuOverrides, Variant
 )  # fmt: skip
 
 

@@ -1,0 +1,112 @@
+"""MyST text comparing the variants of one recipe (default vs reduce-overhead vs max-autotune, ...).
+
+Each variant ran in its own process with its own eager baseline, so speedups are within-process ratios.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reportgen.bundle.model import Analysis, Kernel, StepTimes
+from reportgen.bundle.store import Bundle
+from reportgen.render.kernel_names import short_kernel_name
+from reportgen.render.markup import code_span, escape_md, list_table
+
+__all__ = ["kernel_diff", "variants_section"]
+
+_MISSING = "–"
+
+
+def _times(times: StepTimes | None) -> str:
+    return _MISSING if times is None else f"{times.median_ms:.2f} ({times.q1_ms:.2f}–{times.q3_ms:.2f})"
+
+
+def _busy(analysis: Analysis | None) -> str:
+    if analysis is None:
+        return _MISSING
+    parts = []
+    for graph in analysis.graphs:
+        busy = graph.busy_seed_percent if graph.busy_seed_percent is not None else graph.busy_union_percent
+        if graph.graph is not None and busy is not None:
+            parts.append(f"{graph.kind[:3]} {busy:.0f}")
+    return ", ".join(parts) or _MISSING
+
+
+def _row(bundle: Bundle) -> list[str]:
+    m = bundle.manifest
+    metrics = m.metrics
+    speedup = metrics.speedup
+    peak = metrics.peak_memory_compiled_bytes
+    cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else _MISSING
+    return [
+        f"{{doc}}`{m.variant or m.name} <../{m.name}/index>`",
+        escape_md(m.recipe.compile.mode),
+        m.status.value,
+        _times(metrics.eager),
+        _times(metrics.compiled),
+        _MISSING if speedup is None else f"{speedup:.2f}×",
+        _MISSING if metrics.compile_time_s is None else f"{metrics.compile_time_s:.1f}",
+        _MISSING if peak is None else f"{peak / 2**20:.0f}",
+        _busy(bundle.analysis),
+        cudagraphs,
+    ]
+
+
+def kernel_diff(
+    base: Sequence[Kernel], other: Sequence[Kernel], top: int = 10
+) -> tuple[list[Kernel], list[Kernel], list[tuple[str, float, float]]]:
+    """Kernels only in `other`, only in `base`, and the largest changes in total time (name, base µs, other µs)."""
+    base_by = {k.name: k for k in base}
+    other_by = {k.name: k for k in other}
+    only_other = [k for k in other if k.name not in base_by][:top]
+    only_base = [k for k in base if k.name not in other_by][:top]
+    changes = [(n, base_by[n].device_time_us, other_by[n].device_time_us) for n in base_by.keys() & other_by.keys()]
+    changes.sort(key=lambda c: abs(c[2] - c[1]), reverse=True)
+    return only_other, only_base, changes[:top]
+
+
+def _kernel_list(kernels: Sequence[Kernel]) -> str:
+    if not kernels:
+        return "none"
+    return ", ".join(f"{code_span(short_kernel_name(k.name))} ({k.device_time_us / 1000:.2f} ms)" for k in kernels)
+
+
+def _diff_section(base: Bundle, other: Bundle) -> str:
+    if base.analysis is None or other.analysis is None:
+        return ""
+    only_other, only_base, changes = kernel_diff(base.analysis.kernels.kernels, other.analysis.kernels.kernels)
+    templates = [k for k in other.analysis.kernels.kernels if k.category == "triton_template"]
+    rows = [
+        [code_span(short_kernel_name(n)), f"{b / 1000:.3f}", f"{o / 1000:.3f}", f"{(o - b) / 1000:+.3f}"]
+        for n, b, o in changes
+    ]
+    parts = [
+        f"### {escape_md(other.manifest.variant or other.name)} vs {escape_md(base.manifest.variant or base.name)}",
+        f"- **Only in {escape_md(other.manifest.variant or '')}:** {_kernel_list(only_other)}",
+        f"- **Only in {escape_md(base.manifest.variant or '')}:** {_kernel_list(only_base)}",
+        f"- **Templates chosen by autotuning:** {_kernel_list(templates[:10])}",
+    ]
+    if rows:
+        header = ["Kernel", f"{base.manifest.variant} (ms)", f"{other.manifest.variant} (ms)", "Change (ms)"]
+        parts.append(list_table(header, rows, "Largest changes in kernel time"))
+    return "\n\n".join(parts)
+
+
+def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
+    """Side-by-side table of every variant of the bundle's recipe, and kernel diffs against the first."""
+    if len(siblings) < 2:
+        return ""
+    header = ["Variant", "Mode", "Status", "Eager ms (IQR)", "Compiled ms (IQR)", "Speedup", "Compile (s)",
+              "Peak memory (MiB)", "Busy % per graph", "CUDA graphs"]  # fmt: skip
+    parts = [
+        "## Variants",
+        "Each variant ran in its own process with its own Inductor cache and its own eager baseline "
+        "(timed interleaved with the compiled steps); busy % is PyTorch's `-p` definition where available.",
+        list_table(header, [_row(b) for b in siblings]),
+    ]
+    base = siblings[0]
+    if bundle is not base:
+        parts.append(_diff_section(base, bundle))
+    else:
+        parts.extend(_diff_section(base, other) for other in siblings[1:])
+    return "\n\n".join(p for p in parts if p)
