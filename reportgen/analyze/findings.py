@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 LAUNCH_BOUND_BUSY_PERCENT = 50.0
-"""A graph is launch-bound when its GPU busy % (`busy_seed_percent`, else `busy_union_percent`) is below this ..."""
+"""A graph is launch-bound when its GPU busy % in the steps (`busy_union_percent`, else `busy_seed_percent`) is below this ..."""
 LAUNCH_BOUND_MEAN_KERNEL_US = 50.0
 """... and its kernels are short on average (mean duration below this, in µs) ..."""
 LAUNCH_BOUND_LAUNCHES_PER_CALL = 100
@@ -203,8 +203,9 @@ def launch_bound(inputs: FindingInputs) -> Finding | None:
         title=title,
         evidence="\n".join([*items, *_more(len(bound)), thresholds]),
         suggestion='Compile with `mode="reduce-overhead"` to replay each graph as a CUDA graph: one launch '
-        "instead of one per kernel. It needs static input shapes and addresses; check the CUDA graphs status "
-        "under compile diagnostics after the change.",
+        "instead of one per kernel. Each new input shape records another CUDA graph, and Inductor skips graphs "
+        "with mutated inputs or CPU tensors: check the CUDA graphs status under compile diagnostics after the "
+        "change.",
     )
 
 
@@ -296,9 +297,11 @@ RULES: tuple[Rule, ...] = (
 
 
 def _busy_percent(graph: GraphAnalysis) -> tuple[float | None, str]:
-    if graph.busy_seed_percent is not None:
-        return graph.busy_seed_percent, "-p"
-    return graph.busy_union_percent, "union"
+    """The busy % inside the model's own steps (union) when known: launch overhead shows there; the
+    graph benchmarked alone (-p) runs its calls back to back and hides the Python between them."""
+    if graph.busy_union_percent is not None:
+        return graph.busy_union_percent, "union"
+    return graph.busy_seed_percent, "-p"
 
 
 def _launches(graph: GraphAnalysis) -> int:
@@ -317,9 +320,7 @@ def _is_launch_bound(graph: GraphAnalysis) -> bool:
 def _launch_evidence(graph: GraphAnalysis) -> str:
     busy, which = _busy_percent(graph)
     launches = _launches(graph)
-    other = (
-        f"; union {graph.busy_union_percent:.1f} %" if which == "-p" and graph.busy_union_percent is not None else ""
-    )
+    other = f"; -p {graph.busy_seed_percent:.1f} %" if which == "union" and graph.busy_seed_percent is not None else ""
     return (
         f"{graph.label}: GPU busy {busy:.1f} % ({which}{other}), {launches / graph.calls:.0f} kernel launches "
         f"per call, mean kernel {graph.kernel_time_us / launches:.1f} µs, {graph.calls} calls."

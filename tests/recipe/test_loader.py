@@ -22,9 +22,7 @@ inputs:
   tensors:
     - shape: [16]
 """
-RECIPE_KEYS = (
-    "format, name, title, description, model, inputs, task, amp, device, compile, env, profile, timeout_s, cpu, variants"
-)
+RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, env, profile, timeout_s, cpu, variants"
 REPO_RECIPES = sorted((Path(__file__).parents[2] / "recipes").glob("*.yaml"))
 
 
@@ -344,9 +342,30 @@ def fuzz_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 YAML_PIECES = st.sampled_from(
-    [*"abc:-[]{}&*!|>'\"#%@`,?\n\t 019.~=<\\", "\x00", "\ufeff", "é", "---", "name", "model", "ref",
-     "inputs", "tensors", "shape", "env", "&a", "*a", "!!binary", "!!timestamp", "!!bool", "<<", "1e999",
-     "2020-13-45", "yes", "models:TinyMLP"]
+    [
+        *"abc:-[]{}&*!|>'\"#%@`,?\n\t 019.~=<\\",
+        "\x00",
+        "\ufeff",
+        "é",
+        "---",
+        "name",
+        "model",
+        "ref",
+        "inputs",
+        "tensors",
+        "shape",
+        "env",
+        "&a",
+        "*a",
+        "!!binary",
+        "!!timestamp",
+        "!!bool",
+        "<<",
+        "1e999",
+        "2020-13-45",
+        "yes",
+        "models:TinyMLP",
+    ]
 )
 FUZZ_TEXT = st.one_of(
     st.text(max_size=80),

@@ -60,7 +60,7 @@ def test_links_point_at_targets(markdown: str) -> None:
     [
         "| `name` | string (matching `^[a-z0-9][a-z0-9_.-]{0,63}$`) | *required* | "
         "Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle. |",
-        "| `task` | one of `train`, `infer` | `\"infer\"` | "
+        '| `task` | one of `train`, `infer` | `"infer"` | '
         "`train` = forward + backward; `infer` = forward under inference_mode. |",
         "| `model` | [ModelSpec](#recipe-reference-modelspec) | *required* | Which model to build. |",
         "| `timeout_s` | number (> 0, ≤ 86400) | `1800` | Wall-clock limit for the whole run, in seconds. |",

@@ -1,0 +1,408 @@
+"""Tests of reportgen.analyze.findings: each rule fires with its numbers, and stays quiet at its threshold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportgen.analyze import analyze
+from reportgen.analyze.findings import (
+    AUTOTUNE_COMPILE_MIN_S,
+    LAUNCH_BOUND_BUSY_PERCENT,
+    LAUNCH_BOUND_LAUNCHES_PER_CALL,
+    LAUNCH_BOUND_MEAN_KERNEL_US,
+    LISTED_MAX,
+    RULES,
+    FindingInputs,
+    autotune_compile,
+    compiled_slower,
+    cpu_run,
+    findings,
+    graph_breaks,
+    launch_bound,
+    low_bandwidth,
+    reason_headline,
+    recompiles,
+)
+from reportgen.bundle.model import (
+    Analysis,
+    Capture,
+    CompileDiagnostics,
+    Environment,
+    GpuInfo,
+    GraphAnalysis,
+    GraphBreak,
+    GraphKernel,
+    HostInfo,
+    Kernel,
+    KernelBenchmark,
+    KernelTable,
+    Manifest,
+    Metrics,
+    Recompile,
+    RegionEvidence,
+    RunStatus,
+    StepTimes,
+    Versions,
+)
+from reportgen.recipe.model import Recipe
+
+__all__: list[str] = []
+
+ROOT = Path(__file__).resolve().parents[2]
+H200 = ROOT / "tests" / "data" / "h200-mixnet_l" / "trace.json.gz"
+
+BREAK_REASON = """\
+Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
+
+Call to `torch._dynamo.graph_break()`
+  Explanation: User-inserted graph break. Message: None
+"""
+
+
+# --- builders ------------------------------------------------------------------------------------------
+
+
+def _times(median_ms: float, q1_ms: float | None = None, q3_ms: float | None = None) -> StepTimes:
+    q1 = median_ms * 0.98 if q1_ms is None else q1_ms
+    q3 = median_ms * 1.02 if q3_ms is None else q3_ms
+    return StepTimes(samples_ms=[q1, median_ms, q3], median_ms=median_ms, q1_ms=q1, q3_ms=q3, min_ms=q1, max_ms=q3)
+
+
+def _manifest(
+    device: str = "cuda",
+    metrics: Metrics | None = None,
+    peak_gbps: float | None = 4800.0,
+) -> Manifest:
+    recipe = Recipe.model_validate(
+        {"name": "r", "model": {"ref": "timm:mixnet_l"}, "inputs": {"batch_size": 2, "tensors": [{"shape": [3]}]}}
+    )
+    gpus = [
+        GpuInfo(
+            index=0,
+            name="NVIDIA H200",
+            total_memory_bytes=1,
+            multiprocessor_count=132,
+            capability="9.0",
+            peak_bandwidth_gbps=peak_gbps,
+        )
+    ]
+    environment = Environment(
+        device=device,  # type: ignore[arg-type]
+        device_name="NVIDIA H200" if device == "cuda" else "AMD EPYC",
+        versions=Versions(python="3.12", reportgen="0.1.0", platform="linux"),
+        host=HostInfo(cpu="x86_64", cpu_count=16),
+        gpus=gpus if device == "cuda" else [],
+    )
+    return Manifest(
+        name="r",
+        recipe=recipe,
+        recipe_sha256="0" * 64,
+        recipe_path="recipes/r.yaml",
+        status=RunStatus.ok,
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:05:00Z",
+        wall_time_s=300.0,
+        environment=environment,
+        metrics=metrics or Metrics(eager=_times(100.0), compiled=_times(80.0)),
+        trace_file="trace.json.gz",
+    )
+
+
+def _graph(
+    busy_seed: float | None,
+    busy_union: float | None = 30.0,
+    mean_us: float = 10.0,
+    launches_per_call: int = 50,
+    calls: int = 3,
+    number: int | None = 0,
+) -> GraphAnalysis:
+    count = launches_per_call * calls
+    kernel = GraphKernel(
+        graph=number,
+        name="triton_poi_fused_0",
+        category="triton_pointwise",
+        device_time_us=mean_us * count,
+        count=count,
+        share=1.0,
+    )
+    return GraphAnalysis(
+        graph=number,
+        label="forward (graph 0)" if number is not None else "outside compiled regions",
+        key="k",
+        kind="forward",
+        calls=calls,
+        wall_us=1000.0,
+        kernel_time_us=mean_us * count,
+        busy_union_percent=busy_union,
+        busy_seed_percent=busy_seed,
+        kernels=[kernel],
+    )
+
+
+def _analysis(graphs: list[GraphAnalysis] | None = None, kernels: list[Kernel] | None = None, **extra: Any) -> Analysis:
+    table = KernelTable(device="cuda", profiled_steps=3, total_us=1000.0, kernels=kernels or [])
+    return Analysis(kernels=table, graphs=graphs or [], **extra)
+
+
+def _inputs(
+    manifest: Manifest | None = None, capture: Capture | None = None, analysis: Analysis | None = None
+) -> FindingInputs:
+    return FindingInputs(manifest or _manifest(), capture or Capture(), analysis or _analysis())
+
+
+def _diagnostics(**fields: Any) -> Capture:
+    return Capture(diagnostics=CompileDiagnostics(**fields))
+
+
+# --- compiled slower than eager ------------------------------------------------------------------------
+
+
+def test_compiled_slower_fires_with_times_and_iqr_verdict() -> None:
+    apart = Metrics(eager=_times(80.0, 79.0, 81.0), compiled=_times(100.0, 98.0, 103.0))
+    finding = compiled_slower(_inputs(_manifest(metrics=apart)))
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == (
+        "compiled-slower",
+        "problem",
+        "Compiled is slower than eager (0.80x)",
+    )
+    assert "compiled 100.00 ms (IQR 98.00–103.00), eager 80.00 ms (IQR 79.00–81.00); speedup 0.80x" in finding.evidence
+    assert "do not overlap" in finding.evidence
+    assert 'mode="reduce-overhead"' in finding.suggestion and 'mode="max-autotune"' in finding.suggestion
+
+    overlapping = Metrics(eager=_times(99.0, 95.0, 104.0), compiled=_times(100.0, 96.0, 105.0))
+    noisy = compiled_slower(_inputs(_manifest(metrics=overlapping)))
+    assert noisy is not None and noisy.severity == "warning"
+    assert "The inter-quartile ranges overlap" in noisy.evidence
+
+
+@pytest.mark.parametrize("compiled_ms", [100.0, 99.0])
+def test_compiled_slower_quiet_at_speedup_one_and_above(compiled_ms: float) -> None:
+    metrics = Metrics(eager=_times(100.0), compiled=_times(compiled_ms))
+    assert compiled_slower(_inputs(_manifest(metrics=metrics))) is None
+    assert compiled_slower(_inputs(_manifest(metrics=Metrics(eager=_times(100.0))))) is None
+
+
+def test_compiled_slower_on_cpu_does_not_suggest_cuda_graphs() -> None:
+    metrics = Metrics(eager=_times(1.0), compiled=_times(1.5))
+    finding = compiled_slower(_inputs(_manifest(device="cpu", metrics=metrics)))
+    assert finding is not None and "reduce-overhead" not in finding.suggestion
+
+
+# --- graph breaks --------------------------------------------------------------------------------------
+
+
+def test_graph_breaks_list_reason_headlines_locations_and_regions() -> None:
+    capture = _diagnostics(
+        graph_breaks=[
+            GraphBreak(reason=BREAK_REASON, location="models.py:29"),
+            GraphBreak(reason="data-dependent branching", location=None, count=2),
+        ]
+    )
+    regions = RegionEvidence(compiled_regions=4, nested_regions=9, compiled_function_blocks_per_step=4.0)
+    finding = graph_breaks(_inputs(capture=capture, analysis=_analysis(regions=regions)))
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == ("graph-breaks", "warning", "3 graph breaks")
+    assert finding.evidence.splitlines() == [
+        "3 graph breaks:",
+        "- Call to `torch._dynamo.graph_break()` at `models.py:29`",
+        "- data-dependent branching (2x)",
+        "The profiled trace (3 steps) shows 4 compiled regions, 9 region events nested inside another and "
+        "4.0 `CompiledFunction` blocks per step.",
+    ]
+    assert "`fullgraph=True`" in finding.suggestion
+
+
+def test_graph_breaks_quiet_without_breaks_and_lists_at_most_a_few() -> None:
+    assert graph_breaks(_inputs(capture=_diagnostics(graph_breaks=[]))) is None
+    many = [GraphBreak(reason=f"reason {i}", location=f"m.py:{i}") for i in range(LISTED_MAX + 2)]
+    finding = graph_breaks(_inputs(capture=_diagnostics(graph_breaks=many)))
+    assert finding is not None and finding.title == f"{LISTED_MAX + 2} graph breaks"
+    assert "- and 2 more" in finding.evidence and "reason 5" not in finding.evidence
+
+
+def test_reason_headline_skips_the_generic_header() -> None:
+    assert reason_headline(BREAK_REASON) == "Call to `torch._dynamo.graph_break()`"
+    assert reason_headline("\n  Encountered graph break when tracing\n") == "Encountered graph break when tracing"
+    assert reason_headline("  size mismatch at index 0. expected 8, actual 16\nmore") == (
+        "size mismatch at index 0. expected 8, actual 16"
+    )
+    assert reason_headline("") == ""
+
+
+# --- recompiles ----------------------------------------------------------------------------------------
+
+
+def test_recompiles_list_frames_and_guards() -> None:
+    capture = _diagnostics(
+        recompiles=[Recompile(frame="forward", reason="tensor 'x' size mismatch at index 0. expected 8, actual 16")]
+    )
+    finding = recompiles(_inputs(capture=capture))
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == ("recompiles", "warning", "1 recompile")
+    assert "- `forward`: tensor 'x' size mismatch at index 0. expected 8, actual 16" in finding.evidence
+    assert "mark_dynamic" in finding.suggestion and "`dynamic=True`" in finding.suggestion
+
+
+def test_recompiles_quiet_without_recompiles() -> None:
+    assert recompiles(_inputs(capture=_diagnostics(recompiles=[]))) is None
+
+
+# --- launch-bound graphs -------------------------------------------------------------------------------
+
+
+def test_launch_bound_fires_with_busy_launches_and_mean_kernel() -> None:
+    graph = _graph(busy_seed=49.4, busy_union=31.0, mean_us=10.3, launches_per_call=785)
+    finding = launch_bound(_inputs(analysis=_analysis([graph, _graph(10.0, number=None)])))
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == (
+        "launch-bound",
+        "warning",
+        "Launch-bound graph: forward (graph 0)",
+    )
+    assert finding.evidence.splitlines()[0] == (
+        "forward (graph 0): GPU busy 31.0 % (union; -p 49.4 %), 785 kernel launches per call, "
+        "mean kernel 10.3 µs, 3 calls."
+    )
+    assert 'mode="reduce-overhead"' in finding.suggestion
+
+
+def test_launch_bound_uses_union_without_seed_and_lists_several() -> None:
+    graphs = [_graph(None, busy_union=20.0), _graph(None, busy_union=25.0, number=1)]
+    finding = launch_bound(_inputs(analysis=_analysis(graphs)))
+    assert finding is not None and finding.title == "2 launch-bound graphs"
+    assert "- forward (graph 0): GPU busy 20.0 % (union), 50 kernel launches per call" in finding.evidence
+
+
+@pytest.mark.parametrize(
+    ("graph", "fires"),
+    [
+        (_graph(None, busy_union=LAUNCH_BOUND_BUSY_PERCENT - 0.1), True),
+        (_graph(None, busy_union=LAUNCH_BOUND_BUSY_PERCENT), False),
+        (_graph(10.0, busy_union=60.0), False),  # the in-step (union) number wins over the -p one
+        (_graph(LAUNCH_BOUND_BUSY_PERCENT - 0.1, busy_union=None), True),  # -p when there is no union
+        (_graph(None, busy_union=None), False),
+        (_graph(40.0, mean_us=LAUNCH_BOUND_MEAN_KERNEL_US - 0.1), True),
+        (_graph(40.0, mean_us=LAUNCH_BOUND_MEAN_KERNEL_US), False),
+        (_graph(40.0, mean_us=80.0, launches_per_call=LAUNCH_BOUND_LAUNCHES_PER_CALL + 1), True),
+        (_graph(40.0, mean_us=80.0, launches_per_call=LAUNCH_BOUND_LAUNCHES_PER_CALL), False),
+        (_graph(10.0, number=None), False),  # outside compiled regions
+    ],
+)
+def test_launch_bound_thresholds(graph: GraphAnalysis, fires: bool) -> None:
+    assert (launch_bound(_inputs(analysis=_analysis([graph]))) is not None) is fires
+
+
+def test_launch_bound_skipped_under_cuda_graphs_and_on_cpu() -> None:
+    analysis = _analysis([_graph(10.0)])
+    assert launch_bound(_inputs(capture=_diagnostics(cudagraphs="used"), analysis=analysis)) is None
+    assert launch_bound(_inputs(capture=_diagnostics(cudagraphs="skipped"), analysis=analysis)) is not None
+    assert launch_bound(_inputs(manifest=_manifest(device="cpu"), analysis=analysis)) is None
+
+
+# --- kernels far below peak bandwidth ------------------------------------------------------------------
+
+
+def _benchmark(name: str, gbps: float, ms: float = 0.2) -> KernelBenchmark:
+    return KernelBenchmark(graph=1, name=name, module=f"modules/kernels/{name}.py", ms=ms, num_gb=gbps * ms / 1e3)
+
+
+def test_low_bandwidth_lists_worst_kernels_with_share() -> None:
+    capture = Capture(
+        kernel_benchmarks=[
+            _benchmark("triton_red_a", 805.0),
+            _benchmark("triton_poi_b", 400.0),
+            _benchmark("c", 4000.0),
+        ]
+    )
+    kernels = [Kernel(name="triton_red_a", category="triton_reduction", device_time_us=16.0, count=1, share=0.016)]
+    finding = low_bandwidth(_inputs(_manifest(peak_gbps=4814.0), capture, _analysis(kernels=kernels)))
+    assert finding is not None
+    assert (finding.rule, finding.title) == ("low-bandwidth", "2 of 3 benchmarked kernels below 30 % of peak bandwidth")
+    lines = finding.evidence.splitlines()
+    assert "the GPU's theoretical peak of 4814 GB/s" in lines[0]
+    assert lines[1:] == [
+        "- `triton_poi_b` (graph 1): 400 GB/s = 8 % of peak, 200.0 µs per call.",
+        "- `triton_red_a` (graph 1): 805 GB/s = 17 % of peak, 200.0 µs per call, 1.6 % of profiled device time.",
+    ]
+    assert "TORCHINDUCTOR_MAX_AUTOTUNE=1" in finding.suggestion and "COORDINATE_DESCENT" in finding.suggestion
+
+
+def test_low_bandwidth_threshold_and_copy_fallback() -> None:
+    at = Capture(kernel_benchmarks=[_benchmark("k", 1200.0)], copy_bandwidth_gbps=4000.0)
+    below = Capture(kernel_benchmarks=[_benchmark("k", 1199.0)], copy_bandwidth_gbps=4000.0)
+    no_gpu_peak = _manifest(peak_gbps=None)
+    assert low_bandwidth(_inputs(no_gpu_peak, at)) is None
+    finding = low_bandwidth(_inputs(no_gpu_peak, below))
+    assert finding is not None and "a measured device-to-device copy of 4000 GB/s" in finding.evidence
+    assert low_bandwidth(_inputs(no_gpu_peak, below.model_copy(update={"copy_bandwidth_gbps": None}))) is None
+    no_bytes = Capture(kernel_benchmarks=[KernelBenchmark(graph=0, name="k", module="m.py", ms=1.0)])
+    assert low_bandwidth(_inputs(capture=no_bytes)) is None
+
+
+# --- compile dominated by autotuning -------------------------------------------------------------------
+
+
+def _autotune_inputs(autotune_s: float, other_s: float, compile_s: float | None) -> FindingInputs:
+    capture = _diagnostics(compile_phases_s={"dynamo": other_s, "autotune": autotune_s})
+    metrics = Metrics(eager=_times(100.0), compiled=_times(80.0), compile_time_s=compile_s)
+    return _inputs(_manifest(metrics=metrics), capture)
+
+
+def test_autotune_compile_fires_with_seconds_and_share() -> None:
+    finding = autotune_compile(_autotune_inputs(80.0, 20.0, 130.0))
+    assert finding is not None
+    assert (finding.rule, finding.severity) == ("autotune-compile", "info")
+    assert finding.title == "Compilation took 130 s, 80 % of it autotuning"
+    assert "Autotuning 80.0 s of 100.0 s of compile phases; first compiled call 130.0 s." in finding.evidence
+    assert "save_cache_artifacts" in finding.suggestion
+
+
+@pytest.mark.parametrize(
+    ("autotune_s", "other_s", "compile_s", "fires"),
+    [
+        (51.0, 49.0, 100.0, True),
+        (50.0, 50.0, 100.0, False),  # exactly half
+        (40.0, 1.0, AUTOTUNE_COMPILE_MIN_S, False),
+        (40.0, 1.0, AUTOTUNE_COMPILE_MIN_S + 1, True),
+        (61.0, 1.0, None, True),  # no first-call time: the phases' total
+        (59.0, 0.5, None, False),
+        (0.0, 0.0, 200.0, False),
+    ],
+)
+def test_autotune_compile_thresholds(autotune_s: float, other_s: float, compile_s: float | None, fires: bool) -> None:
+    assert (autotune_compile(_autotune_inputs(autotune_s, other_s, compile_s)) is not None) is fires
+
+
+# --- CPU run -------------------------------------------------------------------------------------------
+
+
+def test_cpu_run_note() -> None:
+    finding = cpu_run(_inputs(_manifest(device="cpu")))
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == ("cpu-run", "info", "CPU run")
+    assert "AMD EPYC" in finding.evidence
+    assert cpu_run(_inputs(_manifest(device="cuda"))) is None
+
+
+# --- all rules -----------------------------------------------------------------------------------------
+
+
+def test_findings_run_rules_in_order_without_capture() -> None:
+    metrics = Metrics(eager=_times(1.0, 0.9, 1.1), compiled=_times(2.0, 1.9, 2.1))
+    found = findings(_manifest(device="cpu", metrics=metrics), None, _analysis([_graph(10.0)]))
+    assert [f.rule for f in found] == ["compiled-slower", "cpu-run"]
+    assert len(RULES) == 7
+    assert findings(_manifest(), Capture(), _analysis()) == []
+
+
+def test_analyze_fills_regions_and_findings(tmp_path: Path) -> None:
+    (tmp_path / "trace.json.gz").write_bytes(H200.read_bytes())
+    analysis = analyze(tmp_path, _manifest(), _diagnostics(graph_breaks=[GraphBreak(reason=BREAK_REASON)]))
+    assert analysis.regions == RegionEvidence(compiled_regions=1, nested_regions=0)
+    assert [f.rule for f in analysis.findings] == ["graph-breaks", "launch-bound"]
+    assert "1 compiled region," in analysis.findings[0].evidence
+    assert Analysis.model_validate_json(analysis.model_dump_json()) == analysis
