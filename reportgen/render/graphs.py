@@ -25,6 +25,8 @@ Two definitions of "GPU busy" are shown, because they answer different questions
   Overlapping kernels count twice and profiling stretches kernels a little, so it can exceed 100 %.
   reportgen reproduces it in the run's own process with the wrapper's harness (no second compilation),
   and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans) out of the device time.
+  The device time per call matches a fresh `python <wrapper>.py -p`; the wall time of a launch-bound graph
+  can be longer in the run's own process (its CPU-side launches are slower there), which lowers this number.
 - **busy (union)** is measured inside the profiled training/inference steps: the union of the graph's kernel
   intervals (no double counting across streams) over the graph's calls' wall span (from the call's start to
   its last kernel's end). Idle gaps in that span are launch overhead, Python, or waiting on the CPU.

@@ -50,9 +50,10 @@ def time_graphs(
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone, unprofiled: median per call over `times` x `repeat` (as `-p` does).
 
-    Call this before torch.profiler has run in the process: after a profiling session, kernel launches
-    cost more CPU time (measured on an H200, torch 2.11: mixnet_l's forward graph 16.4 ms per call after
-    profiling vs 10.0 ms before), which would understate how busy the GPU is.
+    Runs before any profiler session and with no logging hooks installed, so that nothing adds CPU
+    time to the calls. Launch-bound graphs are sensitive to the process's state: on an H200 (torch 2.11)
+    mixnet_l's forward graph took 10.0 ms per call in a fresh `python wrapper.py -p` process and 15.6 to
+    23.7 ms in the run's process; its device time per call agreed within 2 %.
     """
     results = []
     for index, module, path in _wrappers(modules, files):

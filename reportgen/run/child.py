@@ -91,6 +91,8 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         peak_memory_compiled_bytes=measure.peak_memory(work, compiled),
     )
     progress.update(stage="timing")
+    # Stop recording before the graph benchmarks: its logging hooks would add CPU time to every call.
+    diagnostics = recorder.finish()
     captures = _Captures(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
     timed: list[GraphBenchmark] = []
     if recipe.compile.mode in _CUDAGRAPH_MODES:
@@ -103,7 +105,6 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
-    diagnostics = recorder.finish()
     _log("profiling compiled graphs; benchmarking hot kernels with Inductor's own harnesses")
     capture = captures.finish(timed).model_copy(update={"diagnostics": diagnostics})
     capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
