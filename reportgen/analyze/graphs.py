@@ -33,8 +33,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from reportgen.analyze.categories import categorize
-from reportgen.analyze.kernels import GPU_WORK_CATS, _number, _Op, _self_times, is_cpu_span
+from reportgen.analyze.kernels import GPU_WORK_CATS, _number, _Op, _self_times, aggregate_by_name, is_cpu_span
 from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread, is_graph_span
 from reportgen.analyze.timeline import StepWindow, step_analyses, step_windows, union_us, whole_trace_window
 from reportgen.analyze.trace import Event, Trace
@@ -236,25 +235,12 @@ def _label(number: int | None, kind: GraphKind) -> str:
 
 def _graph_kernels(number: int | None, work: Sequence[_Work], device: Device) -> list[GraphKernel]:
     """The graph's work aggregated by name, sorted by time, descending (then by name)."""
-    time_us: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    categories: dict[str, str] = {}
-    for item in work:
-        if item.name not in categories:
-            categories[item.name] = categorize(item.name, item.cat, device)
-        time_us[item.name] = time_us.get(item.name, 0.0) + item.time_us
-        counts[item.name] = counts.get(item.name, 0) + 1
-    total_us = sum(time_us.values())
+    rows = aggregate_by_name(((item.name, item.cat, item.time_us) for item in work), device)
     return [
         GraphKernel(
-            graph=number,
-            name=name,
-            category=categories[name],
-            device_time_us=time_us[name],
-            count=counts[name],
-            share=time_us[name] / total_us if total_us > 0 else 0.0,
+            graph=number, name=r.name, category=r.category, device_time_us=r.time_us, count=r.count, share=r.share
         )
-        for name in sorted(time_us, key=lambda name: (-time_us[name], name))
+        for r in rows
     ]
 
 

@@ -2,18 +2,27 @@
 
 Graphs in the trace are numbered in order of first call; wrappers in compile order. They are
 matched by kind and rank: the n-th forward graph called ↔ the n-th forward wrapper compiled
-(likewise backward, inference), the same rule as `seed.match_benchmarks`.
+(likewise backward, inference); `match_by_kind` also pairs graphs with their benchmarks.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from reportgen.analyze.sources import GraphModule, ModuleIndex
 from reportgen.bundle.model import GraphAnalysis, GraphKernel
 
-__all__ = ["kernel_lookup_name", "match_wrappers", "with_sources"]
+__all__ = ["kernel_lookup_name", "match_by_kind", "match_wrappers", "with_sources"]
+
+
+class _Kinded(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+_Item = TypeVar("_Item", bound=_Kinded)
 
 _CPP_GRAPH_PREFIX = re.compile(r"^graph_\d+_(?=cpp_)")
 
@@ -23,12 +32,12 @@ def kernel_lookup_name(name: str) -> str:
     return _CPP_GRAPH_PREFIX.sub("", name)
 
 
-def match_wrappers(graphs: Sequence[GraphAnalysis], index: ModuleIndex) -> dict[int, GraphModule]:
-    """Trace graph number → its wrapper, by kind and rank."""
-    by_kind: dict[str, list[GraphModule]] = {}
-    for module in index.graphs:
-        by_kind.setdefault(module.kind, []).append(module)
-    matches: dict[int, GraphModule] = {}
+def match_by_kind(graphs: Sequence[GraphAnalysis], items: Sequence[_Item]) -> dict[int, _Item]:
+    """Trace graph number → item (wrapper, benchmark) of the same kind and rank; `items` in compile order."""
+    by_kind: dict[str, list[_Item]] = {}
+    for item in items:
+        by_kind.setdefault(item.kind, []).append(item)
+    matches: dict[int, _Item] = {}
     seen: dict[str, int] = {}
     for number, kind in sorted((g.graph, g.kind) for g in graphs if g.graph is not None):
         rank = seen.get(kind, 0)
@@ -36,6 +45,11 @@ def match_wrappers(graphs: Sequence[GraphAnalysis], index: ModuleIndex) -> dict[
         if rank < len(by_kind.get(kind, [])):
             matches[number] = by_kind[kind][rank]
     return matches
+
+
+def match_wrappers(graphs: Sequence[GraphAnalysis], index: ModuleIndex) -> dict[int, GraphModule]:
+    """Trace graph number → its wrapper, by kind and rank."""
+    return match_by_kind(graphs, index.graphs)
 
 
 def _kernel_with_source(kernel: GraphKernel, module: GraphModule, index: ModuleIndex) -> GraphKernel:

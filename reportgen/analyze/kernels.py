@@ -60,6 +60,36 @@ class _Op:
         return self.ts + self.dur
 
 
+@dataclass(frozen=True)
+class NamedTotal:
+    """Work of one name: total time, launches, share of the total."""
+
+    name: str
+    category: str
+    time_us: float
+    count: int
+    share: float
+
+
+def aggregate_by_name(samples: Iterable[tuple[str, str, float]], device: Literal["cuda", "cpu"]) -> list[NamedTotal]:
+    """(name, cat, duration µs) samples summed by name, sorted by time descending, then by name."""
+    time_us: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    categories: dict[str, str] = {}
+    for name, cat, duration_us in samples:
+        if name not in categories:
+            categories[name] = categorize(name, cat, device)
+        time_us[name] = time_us.get(name, 0.0) + duration_us
+        counts[name] = counts.get(name, 0) + 1
+    total_us = sum(time_us.values())
+    return [
+        NamedTotal(
+            name, categories[name], time_us[name], counts[name], time_us[name] / total_us if total_us > 0 else 0.0
+        )
+        for name in sorted(time_us, key=lambda name: (-time_us[name], name))
+    ]
+
+
 def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: int) -> KernelTable:
     """Aggregate the trace's kernels (GPU) or CPU ops (CPU) by name; see the module docstring.
 
@@ -72,24 +102,10 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
         samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.events) if op.cat in GPU_WORK_CATS)
     else:
         samples = _iter_cpu_self_times(trace.events)
-    time_us: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    categories: dict[str, str] = {}
-    for name, cat, duration_us in samples:
-        if name not in categories:
-            categories[name] = categorize(name, cat, device)
-        time_us[name] = time_us.get(name, 0.0) + duration_us
-        counts[name] = counts.get(name, 0) + 1
-    total_us = sum(time_us.values())
+    rows = aggregate_by_name(samples, device)
+    total_us = sum(row.time_us for row in rows)
     kernels = [
-        Kernel(
-            name=name,
-            category=categories[name],
-            device_time_us=time_us[name],
-            count=counts[name],
-            share=time_us[name] / total_us if total_us > 0 else 0.0,
-        )
-        for name in sorted(time_us, key=lambda name: (-time_us[name], name))
+        Kernel(name=r.name, category=r.category, device_time_us=r.time_us, count=r.count, share=r.share) for r in rows
     ]
     return KernelTable(device=device, profiled_steps=profiled_steps, total_us=total_us, kernels=kernels)
 

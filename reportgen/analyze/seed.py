@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reportgen.analyze.join import match_by_kind
 from reportgen.analyze.kernels import GPU_WORK_CATS, _number
 from reportgen.analyze.trace import Trace
 from reportgen.bundle.model import GraphAnalysis, GraphBenchmark
@@ -79,18 +80,7 @@ def match_benchmarks(
     graphs: Sequence[GraphAnalysis], benchmarks: Sequence[GraphBenchmark]
 ) -> dict[int, GraphBenchmark]:
     """Graph number -> its benchmark: the n-th of a kind in compile order ↔ the n-th of that kind in the trace."""
-    by_kind: dict[str, list[GraphBenchmark]] = {}
-    for benchmark in sorted(benchmarks, key=lambda benchmark: benchmark.graph):
-        by_kind.setdefault(benchmark.kind, []).append(benchmark)
-    matches: dict[int, GraphBenchmark] = {}
-    seen: dict[str, int] = {}
-    for number, kind in sorted((graph.graph, graph.kind) for graph in graphs if graph.graph is not None):
-        rank = seen.get(kind, 0)
-        seen[kind] = rank + 1
-        candidates = by_kind.get(kind, [])
-        if rank < len(candidates):
-            matches[number] = candidates[rank]
-    return matches
+    return match_by_kind(graphs, sorted(benchmarks, key=lambda benchmark: benchmark.graph))
 
 
 def with_seed(graph: GraphAnalysis, seed: SeedBusy) -> GraphAnalysis:
