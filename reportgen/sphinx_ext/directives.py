@@ -1,0 +1,154 @@
+"""The ``perf-report``, ``perf-summary`` and ``perf-chart`` directives.
+
+A bundle that is missing or unreadable, or a chart without data, costs one located warning
+(``reportgen.bundle`` / ``reportgen.chart``, suppressible) and a warning box on the page, never the build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.typing import OptionSpec
+
+from reportgen.bundle.model import RunStatus
+from reportgen.bundle.store import Bundle, load_bundle, read_log_tail
+from reportgen.errors import BundleError
+from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
+from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
+from reportgen.sphinx_ext.myst import parse_myst, relocate_files
+from reportgen.sphinx_ext.text import report_text, summary_table
+
+__all__ = ["PerfChart", "PerfReport", "PerfSummary"]
+
+logger = logging.getLogger(__name__)
+
+
+class _RenderError(Exception):
+    """Why a directive shows a warning box instead of its content."""
+
+    def __init__(self, message: str, subtype: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.subtype = subtype
+
+
+class _BundleDirective(SphinxDirective):
+    """A directive whose one argument is a bundle directory."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self) -> list[nodes.Node]:
+        """Render the bundle, or warn and show why not."""
+        try:
+            return self.render(self._load())
+        except _RenderError as problem:
+            logger.warning(problem.message, location=self.get_location(), type="reportgen", subtype=problem.subtype)
+            box = nodes.warning("", nodes.paragraph(text=problem.message))
+            self.set_source_info(box)
+            return [box]
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """The nodes showing `bundle`."""
+        raise NotImplementedError
+
+    def _load(self) -> Bundle:
+        argument = self.arguments[0]
+        doc_dir = Path(self.env.doc2path(self.env.docname)).parent
+        bundle_dir = resolve_bundle_dir(argument, doc_dir, Path(self.env.srcdir), self.config.reportgen_bundle_root)
+        try:
+            bundle = load_bundle(bundle_dir)
+        except BundleError as exc:
+            self._note(bundle_files(bundle_dir, None))
+            raise _RenderError(f"{self.name}: cannot read bundle {argument!r}: {exc}", "bundle") from None
+        self._note(bundle_files(bundle_dir, bundle.manifest))
+        return bundle
+
+    def _note(self, files: list[Path]) -> None:
+        for path in files:
+            self.env.note_dependency(str(path.resolve()))
+
+    def assets(self, bundle: Bundle) -> BundleAssets:
+        """The bundle's charts and recipe copy, drawn into the build's cache on first use."""
+        key = bundle_key(bundle.path, bundle_files(bundle.path, bundle.manifest))
+        try:
+            return bundle_assets(bundle, key, Path(self.env.doctreedir) / CACHE_DIR)
+        except (OSError, ValueError) as exc:
+            raise _RenderError(f"{self.name}: cannot draw the charts of {self.arguments[0]!r}: {exc}", "chart") from exc
+
+    def uri(self, path: Path) -> str:
+        """`path` as an image or download URI."""
+        return source_uri(path, Path(self.env.srcdir))
+
+
+class PerfReport(_BundleDirective):
+    """The whole report page of a bundle, its headings nested under the enclosing section."""
+
+    option_spec: ClassVar[OptionSpec] = {"max-kernels": directives.positive_int}
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """Parse the site's report text of `bundle` and point its images at the cached charts."""
+        assets = self.assets(bundle)
+        recipe_yaml = None
+        if assets.recipe is not None:
+            recipe_yaml = (assets.directory / assets.recipe).read_text(encoding="utf-8")
+        log_tail = None
+        if bundle.manifest.status is not RunStatus.ok:
+            log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
+        text = report_text(
+            bundle,
+            assets.charts,
+            recipe_yaml=recipe_yaml,
+            log_tail=log_tail,
+            max_kernels=self.options.get("max-kernels", 50),
+        )
+        tree = parse_myst(text, self)
+        relocate_files(tree, {name: self.uri(assets.directory / name) for name in assets.names()})
+        return tree
+
+
+class PerfSummary(_BundleDirective):
+    """A table of a bundle's status, device, torch version, step times, speedup and compile time."""
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """Parse the summary table of `bundle`."""
+        return parse_myst(summary_table(bundle), self)
+
+
+def _chart_kind(argument: str) -> str:
+    """A ``:kind:`` value: one of :data:`~reportgen.sphinx_ext.assets.CHART_KINDS`."""
+    return str(directives.choice(argument, tuple(CHART_KINDS)))
+
+
+class PerfChart(_BundleDirective):
+    """One chart of a bundle, as an image."""
+
+    option_spec: ClassVar[OptionSpec] = {
+        "kind": _chart_kind,
+        "width": directives.length_or_percentage_or_unitless,
+        "alt": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        """Check that ``:kind:`` is given, then render."""
+        if "kind" not in self.options:
+            raise self.error(f"perf-chart needs a :kind: option, one of {', '.join(CHART_KINDS)}")
+        return super().run()
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """An image node of the chart named by ``:kind:``."""
+        kind: str = self.options["kind"]
+        path = self.assets(bundle).chart(kind)
+        if path is None:
+            raise _RenderError(f"perf-chart: bundle {self.arguments[0]!r} has no data for a {kind!r} chart", "chart")
+        alt = self.options.get("alt", f"{CHART_KINDS[kind].alt}: {bundle.manifest.recipe.display_title}")
+        image = nodes.image(self.block_text, uri=self.uri(path), alt=alt, classes=["reportgen-chart"])
+        if "width" in self.options:
+            image["width"] = self.options["width"]
+        self.set_source_info(image)
+        return [image]

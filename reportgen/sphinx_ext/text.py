@@ -1,0 +1,59 @@
+"""MyST text of the embedded report and summary table: pure functions of the bundle model."""
+
+from __future__ import annotations
+
+from reportgen.bundle.model import StepTimes
+from reportgen.bundle.store import Bundle
+from reportgen.render import _inductor_sections, _leading_sections
+from reportgen.render.markup import escape_md, list_table
+from reportgen.render.pages import ChartFiles, report_page
+
+__all__ = ["report_text", "summary_table"]
+
+_MISSING = "—"
+
+
+def _step(times: StepTimes | None) -> str:
+    if times is None:
+        return _MISSING
+    return f"{times.median_ms:.3f} ms (IQR {times.q1_ms:.3f}–{times.q3_ms:.3f})"
+
+
+def summary_table(bundle: Bundle) -> str:
+    """A two-column table: status, device, torch, step times, speedup and compile time of `bundle`."""
+    manifest = bundle.manifest
+    metrics, env = manifest.metrics, manifest.environment
+    title = manifest.recipe.display_title + (f" — {manifest.variant}" if manifest.variant else "")
+    speedup = metrics.speedup
+    rows = [
+        ["Status", f"**{manifest.status.value}**"],
+        ["Device", escape_md(env.device_name) if env else f"{manifest.recipe.device} (not probed)"],
+        ["Torch", escape_md(env.versions.torch) if env and env.versions.torch else _MISSING],
+        ["Eager step (median)", _step(metrics.eager)],
+        ["Compiled step (median)", _step(metrics.compiled)],
+        ["Speedup", f"{speedup:.2f}×" if speedup is not None else _MISSING],
+        ["Compile time", f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING],
+    ]
+    return list_table(["Metric", "Value"], rows, escape_md(title))
+
+
+def report_text(
+    bundle: Bundle, charts: ChartFiles, *, recipe_yaml: str | None, log_tail: str | None, max_kernels: int
+) -> str:
+    """The report page of `bundle` as the site renders it, less its links to other pages.
+
+    Variant comparisons and kernel source pages need the site's page tree and are left out.
+
+    :param charts: chart file names, relocated after parsing
+    :param recipe_yaml: the recipe text; when given, the page links a copy named ``recipe.yaml``
+    :param log_tail: the end of the run's log, shown for runs that did not end ok
+    """
+    return report_page(
+        bundle,
+        charts,
+        recipe_yaml=recipe_yaml,
+        log_tail=log_tail,
+        max_kernels=max_kernels,
+        leading_sections=_leading_sections(bundle),
+        inductor_sections=_inductor_sections(bundle, charts, None),
+    )

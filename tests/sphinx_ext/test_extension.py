@@ -1,0 +1,162 @@
+"""Builds of Sphinx projects that use `reportgen.sphinx`, run as `python -m sphinx` in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+BUNDLE = HERE.parent / "data" / "bundles" / "fused_add_mul"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+IMG_SRC = re.compile(r'<img [^>]*src="([^"]+)"')
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """The example project and the test bundle, copied with their relative layout kept."""
+    shutil.copytree(HERE / "example", tmp_path / "sphinx_ext" / "example")
+    shutil.copytree(BUNDLE, tmp_path / "data" / "bundles" / BUNDLE.name)
+    return tmp_path / "sphinx_ext" / "example"
+
+
+def build(source: Path, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run sphinx-build on `source` into `out`; the result holds its stdout and stderr."""
+    command = [sys.executable, "-m", "sphinx", *options, "-b", "html", str(source), str(out)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def assert_images(page: Path) -> list[str]:
+    """The page's image sources; each must be a PNG file of the built site."""
+    sources = IMG_SRC.findall(page.read_text(encoding="utf-8"))
+    for src in sources:
+        assert (page.parent / src).read_bytes().startswith(PNG_MAGIC), src
+    return sources
+
+
+def test_build_embeds_report_summary_and_charts(example: Path, tmp_path: Path) -> None:
+    result = build(example, tmp_path / "html", "-W", "-n")
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "html" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    assert "triton_poi_fused_add_mul_0" in html
+    for number in ("0.94×", "0.118 ms", "0.125 ms", "3.5 s", "NVIDIA H200", "2.11.0+cu130", "<strong>ok</strong>"):
+        assert number in html, number
+    names = {Path(src).name for src in assert_images(page)}
+    assert {"step_times.png", "top_kernels.png", "categories.png", "timeline.png", "idle_gaps.png"} <= names
+    assert 'alt="Step times of the fused add-mul run"' in html
+    assert 'style="width: 60%;"' in html
+    # The report nests under "The whole report" (h2); the host's next h2 is a sibling again.
+    assert re.search(r"<h3>Fused A \* B \+ C<a", html)
+    assert re.search(r"<h4>Summary<a", html)
+    assert re.search(r"<h2>After the report<a", html)
+    assert re.search(r'href="(_downloads/[0-9a-f]+/recipe\.yaml)"', html)
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+
+
+def test_touching_the_bundle_rereads_the_page(example: Path, tmp_path: Path) -> None:
+    out = tmp_path / "html"
+    assert build(example, out, "-W", "-n").returncode == 0
+    again = build(example, out, "-W", "-n")
+    assert "0 added, 0 changed, 0 removed" in again.stdout
+    manifest = tmp_path / "data" / "bundles" / BUNDLE.name / "manifest.json"
+    later = time.time() + 5
+    os.utime(manifest, (later, later))
+    touched = build(example, out, "-W", "-n")
+    assert touched.returncode == 0, touched.stderr
+    assert "0 added, 1 changed, 0 removed" in touched.stdout
+    assert "reading sources... [100%] index" in touched.stdout
+    assert_images(out / "index.html")
+
+
+def test_parallel_build(example: Path, tmp_path: Path) -> None:
+    for n in range(6):  # more than 5 documents: Sphinx reads in parallel only then
+        page = f"---\norphan: true\n---\n# Page {n}\n\n```{{perf-summary}} ../../data/bundles/fused_add_mul\n```\n\n"
+        page += "```{perf-chart} ../../data/bundles/fused_add_mul\n:kind: categories\n```\n"
+        (example / f"page{n}.md").write_text(page, encoding="utf-8")
+    out = tmp_path / "html"
+    result = build(example, out, "-W", "-n", "-j", "2")
+    assert result.returncode == 0, result.stderr
+    for n in range(6):
+        assert [Path(src).name for src in assert_images(out / f"page{n}.html")] == ["categories.png"]
+    cached = sorted(p.name for p in (out / ".doctrees" / "_reportgen").iterdir())
+    assert len(cached) == 1
+    assert cached[0].startswith("fused_add_mul-")
+
+
+def test_missing_bundle_warns_once(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('extensions = ["reportgen.sphinx"]\n', encoding="utf-8")
+    (source / "index.md").write_text("# Missing\n\n```{perf-report} ../no/such/bundle\n```\n", encoding="utf-8")
+    result = build(source, tmp_path / "html")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
+    assert len(warnings) == 1, result.stderr
+    assert "index.md:3" in warnings[0]
+    assert "perf-report: cannot read bundle '../no/such/bundle'" in warnings[0]
+    assert f"{source / '../no/such/bundle/manifest.json'}: missing manifest.json" in warnings[0]
+    assert warnings[0].endswith("[reportgen.bundle]")
+    html = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert '<div class="admonition warning">' in html
+    assert "cannot read bundle" in html
+
+
+RST_INDEX = """\
+Host
+====
+
+.. note::
+
+   .. perf-report:: fused_add_mul
+      :max-kernels: 1
+
+.. perf-chart:: fused_add_mul
+   :kind: bandwidth
+
+.. perf-summary:: corrupt
+"""
+
+
+def test_rst_host_bundle_root_and_problems(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    shutil.copytree(BUNDLE, tmp_path / "bundles" / BUNDLE.name)
+    (tmp_path / "bundles" / "corrupt").mkdir()
+    (tmp_path / "bundles" / "corrupt" / "manifest.json").write_text("{", encoding="utf-8")
+    conf = 'extensions = ["reportgen.sphinx"]\nreportgen_bundle_root = "../bundles"\n'
+    (source / "conf.py").write_text(conf, encoding="utf-8")
+    (source / "index.rst").write_text(RST_INDEX, encoding="utf-8")
+    result = build(source, tmp_path / "html", "-n")
+    warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
+    assert len(warnings) == 2, result.stderr
+    assert "index.rst:9" in warnings[0]
+    assert "has no data for a 'bandwidth' chart [reportgen.chart]" in warnings[0]
+    assert "index.rst:12" in warnings[1]
+    assert "cannot read bundle 'corrupt'" in warnings[1]
+    assert "invalid JSON" in warnings[1]
+    html = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    # Inside an admonition the report's headings become rubrics.
+    assert '<p class="reportgen-report rubric" id="fused-a-b-c">Fused A * B + C</p>' in html
+    assert '<p class="rubric" id="summary">Summary</p>' in html
+    assert "1 of 1 kernels" in html
+    assert_images(tmp_path / "html" / "index.html")
+
+
+def test_build_imports_neither_torch_nor_the_runner(example: Path, tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom sphinx.cmd.build import main\n"
+        f"assert main(['-W', '-q', '-b', 'html', {str(example)!r}, {str(tmp_path / 'html')!r}]) == 0\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith(('torch.', 'reportgen.run'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    # reportgen.recipe.model borrows looks_like_token from the light reportgen.run.environment.
+    assert result.stdout.strip() == "['reportgen.run', 'reportgen.run.environment']"

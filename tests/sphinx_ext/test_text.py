@@ -1,0 +1,50 @@
+"""Tests of reportgen.sphinx_ext.text and of the chart kinds of reportgen.sphinx_ext.assets."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from reportgen.bundle import RunStatus, load_bundle
+from reportgen.render.pages import ChartFiles
+from reportgen.sphinx_ext.assets import CHART_KINDS
+from reportgen.sphinx_ext.text import report_text, summary_table
+
+MakeBundle = Callable[..., Path]
+BUNDLE = Path(__file__).parents[1] / "data" / "bundles" / "fused_add_mul"
+
+
+def test_summary_table_of_a_gpu_bundle() -> None:
+    text = summary_table(load_bundle(BUNDLE))
+    assert text.startswith("```{list-table} Fused A \\* B \\+ C\n:header-rows: 1\n")
+    for row in (
+        "* - Status\n  - **ok**",
+        "* - Device\n  - NVIDIA H200",
+        "* - Torch\n  - 2\\.11.0\\+cu130",
+        "* - Eager step (median)\n  - 0.118 ms (IQR 0.116–0.119)",
+        "* - Compiled step (median)\n  - 0.125 ms (IQR 0.122–0.130)",
+        "* - Speedup\n  - 0.94×",
+        "* - Compile time\n  - 3.5 s",
+    ):
+        assert row in text
+
+
+def test_summary_table_of_a_failed_run(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    text = summary_table(load_bundle(make_bundle(tmp_path, "broken", status=RunStatus.failed)))
+    assert "* - Status\n  - **failed**" in text
+    assert "* - Speedup\n  - —" in text
+
+
+def test_report_text_leaves_out_links_to_other_pages() -> None:
+    bundle = load_bundle(BUNDLE)
+    text = report_text(bundle, ChartFiles(step_times="s.png"), recipe_yaml="name: x\n", log_tail=None, max_kernels=5)
+    assert text.startswith("# Fused A \\* B \\+ C\n")
+    assert "```{figure} s.png" in text
+    assert "{download}`Download recipe.yaml <recipe.yaml>`" in text
+    assert "{doc}" not in text
+
+
+def test_chart_kinds_name_chart_files_fields() -> None:
+    fields = {f.name for f in dataclasses.fields(ChartFiles)}
+    assert {kind.field for kind in CHART_KINDS.values()} == fields
