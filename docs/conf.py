@@ -3,11 +3,15 @@
 from pathlib import Path
 
 from reportgen.recipe import recipe_reference_markdown
+from reportgen.site import STATIC_DIR
 
 project = "reportgen"
 html_title = project
-extensions = ["myst_parser"]
+extensions = ["myst_parser", "reportgen.sphinx"]
 html_theme = "furo"
+# reportgen.css: long kernel names wrap in tables; a compact reports index.
+html_static_path = [str(STATIC_DIR)]
+html_css_files = ["reportgen.css"]
 exclude_patterns = ["_build", ".*", "**/.*"]
 # Recipes are shown as YAML; a file Pygments cannot lex should not fail a `-W` build.
 suppress_warnings = ["misc.highlighting_failure"]

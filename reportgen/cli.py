@@ -1,13 +1,15 @@
-"""Command line: `reportgen run|build|report|validate|requirements`. Errors print one line, no traceback."""
+"""Command line: `reportgen run|build|report|serve|reproduce|validate|requirements`. Errors print one line, no traceback."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen import __version__
+from reportgen.console import LiveProgress, PrintProgress
 from reportgen.errors import ReportgenError
 
 __all__ = ["main"]
@@ -16,7 +18,14 @@ EPILOG = """examples:
   reportgen report recipes/quickstart.yaml          run, analyse and build the site (docs/_build/html)
   reportgen run recipes/mixnet_l.yaml -o results    only run; bundles land in results/<name>/
   reportgen build results --out docs                render bundles into docs/reports and build HTML
+  reportgen serve docs --port 8000                  browse the built site at http://127.0.0.1:8000/
+  reportgen reproduce results/addmul                re-run a bundle's recipe; compare old and new numbers
   reportgen validate recipes/*.yaml                 check recipes without running them
+  reportgen run recipes/*.yaml --timeout 900        several recipes, at most 15 min each
+
+On a terminal, runs show a live status line (recipe, stage from its run.log, elapsed time); piped
+output gets one plain line per event instead. Exit codes: 0 all runs ok, 1 a run failed, 2 usage or
+input error (one line on stderr), 130 interrupted.
 """
 
 
@@ -40,6 +49,19 @@ def _parser() -> argparse.ArgumentParser:
     bld.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
     bld.add_argument("--out", type=Path, default=Path("docs"), help="Sphinx source directory")
     bld.add_argument("--html", type=Path, default=None, help="HTML output (default OUT/_build/html)")
+    rpr = sub.add_parser("reproduce", help="re-run a bundle's recipe (and variant); print old vs new numbers")
+    rpr.add_argument("bundle", type=Path, help="bundle directory (results/<name>)")
+    rpr.add_argument("-o", "--results", type=Path, default=Path("results-repro"), help="where the new bundle goes")
+    rpr.add_argument("--timeout", type=float, default=None, help="seconds for the run (overrides the recipe)")
+    srv = sub.add_parser("serve", help="serve the built HTML site on 127.0.0.1 (Ctrl-C stops)")
+    srv.add_argument(
+        "site",
+        nargs="?",
+        type=Path,
+        default=Path("docs"),
+        help="HTML directory, or a Sphinx source dir with _build/html",
+    )
+    srv.add_argument("--port", type=int, default=8000, help="TCP port (0: any free one)")
     val = sub.add_parser("validate", help="check recipes without running them")
     val.add_argument("recipes", nargs="+", type=Path)
     req = sub.add_parser("requirements", help="print the pip requirements the recipes' models need")
@@ -59,6 +81,23 @@ def _requirements(paths: Sequence[Path]) -> list[str]:
     return reqs
 
 
+def _progress(results_dir: Path | None) -> LiveProgress | PrintProgress:
+    """A live display on a terminal, plain lines otherwise (logs, pipes, tests)."""
+    return LiveProgress(results_dir) if sys.stdout.isatty() else PrintProgress()
+
+
+def _serve(site: Path, port: int) -> int:
+    from reportgen.site.serve import find_html_dir, make_server
+
+    html_dir = find_html_dir(site)
+    with make_server(html_dir, port) as server:
+        host, bound_port = server.server_address[:2]
+        print(f"serving {html_dir} at http://{host!s}:{bound_port}/ (Ctrl-C stops)", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()
+    return 0
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     from reportgen import pipeline
     from reportgen.run import RunOptions
@@ -73,14 +112,23 @@ def _dispatch(args: argparse.Namespace) -> int:
         print("\n".join(_requirements(args.recipes)))
         return 0
     if args.command == "build":
-        html = pipeline.build(args.results, args.out, args.html)
-        print(f"site: {html / 'index.html'}")
+        with _progress(None) as progress:
+            pipeline.build(args.results, args.out, args.html, progress)
         return 0
+    if args.command == "serve":
+        return _serve(args.site, args.port)
     options = RunOptions(timeout_s=args.timeout)
-    if args.command == "run":
-        outcomes = pipeline.run_recipes(args.recipes, args.results, options)
-        return 0 if all(o.ok for o in outcomes) else 1
-    return pipeline.report(args.recipes, args.results, args.out, options)
+    if args.command == "reproduce":
+        from reportgen.reproduce import reproduce
+
+        reproduction = reproduce(args.bundle, args.results, options)
+        print(reproduction.table())
+        return 0 if reproduction.ok else 1
+    with _progress(args.results) as progress:
+        if args.command == "run":
+            outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress)
+            return 0 if all(o.ok for o in outcomes) else 1
+        return pipeline.report(args.recipes, args.results, args.out, options, progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

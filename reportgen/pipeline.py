@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
 from reportgen.bundle.store import read_capture, read_manifest, write_analysis
+from reportgen.console import PrintProgress
 from reportgen.errors import ReportgenError
 from reportgen.recipe import load_recipes
 from reportgen.run import RunOptions, run_recipe
 from reportgen.site import build_site
 
-__all__ = ["RunOutcome", "build", "report", "run_recipes"]
-
-Notify = Callable[[str], None]
+__all__ = ["Progress", "RunOutcome", "build", "report", "run_recipes"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,16 @@ class RunOutcome:
         return self.manifest.status is RunStatus.ok and self.analysis_error is None
 
 
+class Progress(Protocol):
+    """What the pipeline reports while it works (`reportgen.console`: plain lines or a live display)."""
+
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None: ...
+    def run_finished(self, outcome: RunOutcome) -> None: ...
+    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
+    def build_stage(self, stage: str) -> None: ...
+    def site_built(self, html_dir: Path) -> None: ...
+
+
 def _analyze(bundle: Path, manifest: Manifest) -> str | None:
     if manifest.status is not RunStatus.ok:
         return None
@@ -44,28 +54,34 @@ def _analyze(bundle: Path, manifest: Manifest) -> str | None:
 
 
 def run_recipes(
-    paths: Sequence[Path], results_dir: Path, options: RunOptions | None = None, notify: Notify = print
+    paths: Sequence[Path], results_dir: Path, options: RunOptions | None = None, progress: Progress | None = None
 ) -> list[RunOutcome]:
     """Validate every recipe first (so a typo fails in seconds, not after an hour), then run each."""
+    progress = progress or PrintProgress()
     recipes = load_recipes(paths)
+    runs = [
+        (Path(path), recipe, variant)
+        for path, recipe in zip(paths, recipes, strict=True)
+        for variant in recipe.variants or [None]
+    ]
     outcomes = []
-    for path, recipe in zip(paths, recipes, strict=True):
-        for variant in recipe.variants or [None]:
-            name = recipe.bundle_name(variant)
-            notify(f"running {name} ({path})")
-            bundle = run_recipe(recipe, Path(path), results_dir, options, variant)
-            manifest = read_manifest(bundle)
-            outcome = RunOutcome(bundle, manifest, _analyze(bundle, manifest))
-            notify(f"{name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {bundle}")
-            if outcome.analysis_error:
-                notify(f"{name}: analysis failed: {outcome.analysis_error}")
-            outcomes.append(outcome)
+    for index, (path, recipe, variant) in enumerate(runs, start=1):
+        progress.run_started(recipe.bundle_name(variant), path, index, len(runs))
+        bundle = run_recipe(recipe, path, results_dir, options, variant)
+        manifest = read_manifest(bundle)
+        outcome = RunOutcome(bundle, manifest, _analyze(bundle, manifest))
+        progress.run_finished(outcome)
+        outcomes.append(outcome)
+    progress.runs_done(outcomes)
     return outcomes
 
 
-def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None) -> Path:
+def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None) -> Path:
     """Render every bundle into `source_dir` and build the HTML site; returns the HTML dir."""
-    return build_site(results_dir, source_dir, html_dir)
+    progress = progress or PrintProgress()
+    html = build_site(results_dir, source_dir, html_dir, on_stage=progress.build_stage)
+    progress.site_built(html)
+    return html
 
 
 def report(
@@ -73,10 +89,9 @@ def report(
     results_dir: Path,
     source_dir: Path,
     options: RunOptions | None = None,
-    notify: Notify = print,
+    progress: Progress | None = None,
 ) -> int:
     """Run recipes then build the site. Exit code 0 only if every run succeeded."""
-    outcomes = run_recipes(paths, results_dir, options, notify)
-    html = build(results_dir, source_dir)
-    notify(f"site: {html / 'index.html'}")
+    outcomes = run_recipes(paths, results_dir, options, progress)
+    build(results_dir, source_dir, progress=progress)
     return 0 if all(o.ok for o in outcomes) else 1

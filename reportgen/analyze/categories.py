@@ -78,9 +78,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "extern_gemm",
-        r"(?i)gemm|gemv|cutlass|nvjet|sm\d+_xmma|ampere_|volta_|turing_|splitKreduce|cublas",
+        r"(?i)gemm|gemv|cutlass|nvjet|sm\d+_xmma|ampere_|volta_|turing_|splitKreduce|cublas|^Cijk_",
         "cuBLAS/cuBLASLt GEMMs: `nvjet_sm90_*`, `cutlass::Kernel2<cutlass_80_*gemm*>`, `sm90_xmma_gemm_*`, "
-        "`ampere_*gemm*`, `gemv*`, `cublasLt::splitKreduce_kernel`",
+        "`ampere_*gemm*`, `gemv*`, `cublasLt::splitKreduce_kernel`; ROCm Tensile GEMMs: `Cijk_Ailk_Bljk_*`",
     ),
     _rule(
         "aten_native",

@@ -174,11 +174,11 @@ def _error_message(error: ErrorDetails) -> str:
     where = _dotted(parent) or "recipe"
     if error["type"] == "missing":
         suffix = f" in {where}" if parent else ""
-        return f"missing required key '{loc[-1]}'{suffix}"
+        return f"missing required key {loc[-1]!r}{suffix}"
     if error["type"] == "extra_forbidden":
         model = model_class(annotation_at(Recipe, parent))
         allowed = ", ".join(model.model_fields) if model is not None else ""
-        return f"unknown key '{loc[-1]}' in {where}; expected one of: {allowed}"
+        return f"unknown key {loc[-1]!r} in {where}; expected one of: {allowed}"
     detail = _detail(error, loc)
     return f"{_dotted(loc)}: {detail}" if loc else detail
 
@@ -195,7 +195,7 @@ def _detail(error: ErrorDetails, loc: ValuePath) -> str:
         return f"expected {'one of ' if len(choices) > 1 else ''}{shown}, got {got}"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
-        return f"must be {words} {context.get(key)}, got {got}"
+        return f"must be {words} {_bound(context.get(key))}, got {got}"
     if kind == "string_too_short":
         minimum = context.get("min_length")
         return "must not be empty" if minimum == 1 else f"must have at least {minimum} characters"
@@ -207,6 +207,11 @@ def _detail(error: ErrorDetails, loc: ValuePath) -> str:
         return str(context.get("error", error["msg"]))
     message = error["msg"]
     return f"{message[:1].lower()}{message[1:]}, got {got}"
+
+
+def _bound(value: object) -> str:
+    """`86400` rather than `86400.0`."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _literal(value: object) -> str:

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from reportgen.credentials import looks_like_token
+
 __all__ = [
     "AMP",
     "RECIPE_FORMAT",
@@ -45,10 +47,19 @@ def _env_values(value: object) -> object:
         if isinstance(val, bool):
             val = "1" if val else "0"
         if not isinstance(val, (str, int, float)):
-            kind = "a mapping" if isinstance(val, dict) else "a list" if isinstance(val, list) else type(val).__name__
-            raise ValueError(f"env var {key} must be a string or number, not {kind}")
+            raise ValueError(f"env var {key} must be a string or number, not {_kind(val)}")
+        if looks_like_token(str(val)):
+            raise ValueError(
+                f"env var {key} holds what looks like a credential; recipes are published, "
+                "so set it in the environment of the run instead"
+            )
         out[key] = str(val)
     return out
+
+
+def _kind(value: object) -> str:
+    kinds = {dict: "a mapping", list: "a list", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 class _Strict(BaseModel):
@@ -215,7 +226,7 @@ class Recipe(_Strict):
         description="Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...).",
     )
     profile: ProfileSettings = Field(default_factory=ProfileSettings)
-    timeout_s: Annotated[float, Field(gt=0, le=86400)] = Field(
+    timeout_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = Field(
         default=1800, description="Wall-clock limit for the whole run, in seconds."
     )
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)

@@ -26,6 +26,12 @@ MAX_DEPTH = 64
 ValuePath = tuple[str | int, ...]
 
 _TAG = "tag:yaml.org,2002:"
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 _SCALAR_KINDS = {
     _TAG + "str": "a string",
     _TAG + "int": "an integer",
@@ -139,6 +145,9 @@ def _empty_message() -> str:
 
 def _decode(raw: bytes, path: str | Path) -> str:
     """UTF-8 text; NUL bytes and invalid UTF-8 are refused at their position."""
+    for bom, encoding in _WIDE_BOMS:
+        if raw.startswith(bom):
+            raise RecipeError(f"recipe file is {encoding} text (byte-order mark); save it as UTF-8", path=path)
     nul = raw.find(b"\x00")
     if nul >= 0:
         mark = _byte_mark(raw, nul)
@@ -200,7 +209,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, path: str | Path) -> RecipeError:
         message += f" ({exc.context} at line {context.line}, column {context.column})"
     where = exc.problem_mark or exc.context_mark
     mark = _mark(where) if where is not None else None
-    hint = "indent with spaces; YAML does not allow tabs" if "'\\t'" in problem else None
+    hint = _syntax_hint(problem)
     return RecipeError(
         message,
         path=path,
@@ -208,6 +217,15 @@ def _syntax_error(exc: yaml.MarkedYAMLError, path: str | Path) -> RecipeError:
         column=mark.column if mark else None,
         hint=hint,
     )
+
+
+def _syntax_hint(problem: str) -> str | None:
+    """What to do about the YAML problems whose own wording does not say it."""
+    if "'\\t'" in problem:
+        return "indent with spaces; YAML does not allow tabs"
+    if "<block end>" in problem:
+        return "check this line's indentation: the keys of one mapping must line up"
+    return None
 
 
 def _mark(mark: yaml.Mark) -> Mark:
@@ -247,7 +265,7 @@ class _ValueBuilder:
             first = self.keys.get(key_path)
             if first is not None:
                 raise self.fail(
-                    f"duplicate key '{key}' (first defined at line {first.line}, column {first.column})",
+                    f"duplicate key {key!r} (first defined at line {first.line}, column {first.column})",
                     key_node,
                 )
             self.keys[key_path] = _mark(key_node.start_mark)

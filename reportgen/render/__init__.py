@@ -8,6 +8,7 @@ Layout written under `reports_dir`::
     <bundle>/recipe.yaml  copy of the bundle's recipe file
     <bundle>/modules/     one page per compiled wrapper (render.sources)
     <bundle>/kernels/     source pages of the kernels that took most time
+    <bundle>/reproduce.ipynb  downloads (render.downloads), with trace.json.gz, modules.tar.gz, manifest.json
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from reportgen.bundle.store import (
     replace_dir,
 )
 from reportgen.errors import BundleError
-from reportgen.render.charts import category_chart, step_time_chart, top_kernels_chart
+from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
+from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
@@ -57,6 +59,7 @@ GRAPHS_PNG = "graph_categories.png"
 TIMELINE_PNG = "timeline.png"
 IDLE_PNG = "idle_gaps.png"
 BANDWIDTH_PNG = "bandwidth.png"
+SPEEDUPS_PNG = "speedups.png"
 
 
 def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
@@ -158,7 +161,7 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
 
 
 def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = ()) -> Path:
-    """Write one report page, its charts and its recipe copy into `page_dir`."""
+    """Write one report page, its charts, its recipe copy and its downloads into `page_dir`."""
     page_dir.mkdir(parents=True)
     recipe_yaml = read_recipe_text(bundle.path)
     if recipe_yaml is not None:
@@ -168,6 +171,7 @@ def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = 
         log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
     sources = _render_sources(bundle, page_dir)
     charts = _draw_charts(bundle, page_dir)
+    downloads = write_downloads(bundle, page_dir, recipe_yaml)
     page = report_page(
         bundle,
         charts,
@@ -175,12 +179,23 @@ def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = 
         log_tail=log_tail,
         leading_sections=_leading_sections(bundle),
         inductor_sections=[variants_section(bundle, siblings), *_inductor_sections(bundle, charts, sources)],
+        trailing_sections=[downloads_section(downloads)],
     )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     index = page_dir / "index.md"
     index.write_text(page, encoding="utf-8")
     return index
+
+
+def _draw_speedups(bundles: Sequence[Bundle], out_dir: Path) -> str | None:
+    """The index's speedup chart, when at least one ok run has a speedup."""
+    speedups = [
+        (b.name, speedup)
+        for b in bundles
+        if b.manifest.status is RunStatus.ok and (speedup := b.manifest.metrics.speedup) is not None
+    ]
+    return speedup_chart(speedups, out_dir / SPEEDUPS_PNG).name if speedups else None
 
 
 def _render_all(results_dir: Path, out_dir: Path) -> list[Path]:
@@ -204,7 +219,8 @@ def _render_all(results_dir: Path, out_dir: Path) -> list[Path]:
     for bundle in bundles:
         siblings = variants.get(bundle.manifest.recipe.name, []) if bundle.manifest.variant else []
         pages.append(_render_report(bundle, out_dir / bundle.name, siblings).relative_to(out_dir))
-    (out_dir / "index.md").write_text(index_page(bundles, broken), encoding="utf-8")
+    chart = _draw_speedups(bundles, out_dir)
+    (out_dir / "index.md").write_text(index_page(bundles, broken, chart), encoding="utf-8")
     return [Path("index.md"), *pages]
 
 

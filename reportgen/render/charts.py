@@ -7,6 +7,7 @@ be drawn from any thread of a headless process.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -20,6 +21,7 @@ __all__ = [
     "CATEGORY_COLORS",
     "category_chart",
     "category_color",
+    "speedup_chart",
     "step_time_chart",
     "top_kernels_chart",
 ]
@@ -166,4 +168,27 @@ def step_time_chart(metrics: Metrics, path: Path) -> Path:
     axes.set_ylabel("step time (ms)")
     axes.set_title(title)
     axes.grid(axis="y", alpha=0.3)
+    return _save(figure, path)
+
+
+def speedup_chart(speedups: Sequence[tuple[str, float]], path: Path) -> Path:
+    """Horizontal bars of the speedup of each run (label, eager ÷ compiled), a line at 1×; returns `path`."""
+    title = "torch.compile speedup per run"
+    figure = _new_figure(max(2.0, 0.3 * len(speedups) + 1.2))
+    if not speedups:
+        _empty(figure, title, "no run with step times")
+        return _save(figure, path)
+    axes = figure.add_subplot()
+    positions = list(range(len(speedups)))
+    values = [value for _, value in speedups]
+    colors = ["#55a868" if value >= 1.0 else "#c44e52" for value in values]
+    bars = axes.barh(positions, values, color=colors, height=0.6)
+    axes.set_yticks(positions, [_truncate(label, 40) for label, _ in speedups], fontsize=8)
+    axes.invert_yaxis()
+    axes.bar_label(bars, [f"{value:.2f}×" for value in values], padding=3, fontsize=8)
+    axes.axvline(1.0, color="#333333", linewidth=1, linestyle="--")
+    axes.set_xlim(0, max(1.0, *values) * 1.18)
+    axes.set_xlabel("speedup: eager ÷ compiled median step time (×)")
+    axes.set_title(title, fontsize=10)
+    axes.grid(axis="x", alpha=0.3)
     return _save(figure, path)

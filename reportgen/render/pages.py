@@ -6,11 +6,12 @@ written and can never inject MyST directives, roles or HTML.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reportgen.bundle.model import Environment, Kernel, KernelTable, Metrics, RunStatus
+from reportgen.bundle.model import Analysis, Environment, Kernel, KernelTable, Manifest, Metrics, RunStatus
 from reportgen.bundle.store import Bundle
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import code_block, code_span, escape_md, figure, list_table
@@ -23,6 +24,7 @@ __all__ = [
 ]
 
 _MISSING = "—"
+_GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "inf"}
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,12 @@ def _recipe(bundle: Bundle, recipe_yaml: str | None) -> str:
     )
 
 
+def _title(manifest: Manifest) -> str:
+    """The recipe's title, with ` — <variant>` for a variant's run."""
+    title = manifest.recipe.display_title
+    return f"{title} — {manifest.variant}" if manifest.variant else title
+
+
 def _description(text: str) -> str:
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
     return "\n\n".join(escape_md(p) for p in paragraphs)
@@ -199,6 +207,7 @@ def report_page(
     max_kernels: int = 50,
     inductor_sections: Sequence[str] = (),
     leading_sections: Sequence[str] = (),
+    trailing_sections: Sequence[str] = (),
 ) -> str:
     """The report page of one bundle.
 
@@ -209,11 +218,11 @@ def report_page(
     :param max_kernels: rows of the kernel table
     :param leading_sections: sections placed first, right under the title (findings)
     :param inductor_sections: GPU-busy, per-graph and benchmark sections (`render.graphs`), placed after the charts
+    :param trailing_sections: sections placed after the environment, before the recipe (downloads)
     """
     recipe = bundle.manifest.recipe
     sections = [
-        f"# {escape_md(recipe.display_title)}"
-        + (f" — {escape_md(bundle.manifest.variant)}" if bundle.manifest.variant else ""),
+        f"# {escape_md(_title(bundle.manifest))}",
         *leading_sections,
         _description(recipe.description),
         _summary(bundle),
@@ -222,6 +231,7 @@ def report_page(
         *inductor_sections,
         _kernels(bundle.analysis.kernels if bundle.analysis else None, max_kernels),
         _environment(bundle.manifest.environment),
+        *trailing_sections,
         _recipe(bundle, recipe_yaml),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
@@ -232,30 +242,63 @@ def _speedup(metrics: Metrics) -> str:
     return f"{speedup:.2f}×" if speedup is not None else _MISSING
 
 
+def _date(timestamp: str) -> str:
+    """The date part of an ISO 8601 timestamp."""
+    try:
+        return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return escape_md(timestamp[:10]) or _MISSING
+
+
+def _busy(analysis: Analysis | None) -> str:
+    """Busy (union) % of the forward, backward and inference graphs, e.g. `fwd 36, bwd 34`."""
+    by_kind: dict[str, list[str]] = {}
+    for graph in analysis.graphs if analysis else []:
+        short = _GRAPH_KINDS.get(graph.kind)
+        if short is not None and graph.busy_union_percent is not None:
+            by_kind.setdefault(short, []).append(f"{graph.busy_union_percent:.0f}")
+    # No-break spaces: a narrow cell wraps between graph kinds, not inside one.
+    return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or _MISSING
+
+
 def _index_row(bundle: Bundle) -> list[str]:
     manifest = bundle.manifest
-    env = manifest.environment
+    env, metrics = manifest.environment, manifest.metrics
     torch = env.versions.torch if env else None
+    status = manifest.status.value
     return [
-        escape_md(manifest.recipe.display_title),
-        escape_md(manifest.variant) if manifest.variant else _MISSING,
-        code_span(manifest.recipe.model.ref),
+        f"[{escape_md(_title(manifest))}](<{bundle.name}/index.md>)",
+        code_span(manifest.recipe.model.ref.replace(":", ":\u200b")),  # may wrap after the colon
         escape_md(env.device_name) if env else manifest.recipe.device,
         escape_md(torch) if torch else _MISSING,
-        _speedup(manifest.metrics),
-        manifest.status.value,
-        f"{{doc}}`report <{bundle.name}/index>`",
+        _date(manifest.started_at),
+        _speedup(metrics),
+        _busy(bundle.analysis),
+        f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING,
+        status if manifest.status is RunStatus.ok else f"**{status}**",
     ]
+
+
+def _index_table(bundles: Sequence[Bundle]) -> str:
+    header = ["Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status"]
+    table = list_table(header, [_index_row(b) for b in bundles])
+    note = (
+        "Busy: the union of each compiled graph's kernel intervals over its calls' wall span, "
+        "per graph (fwd, bwd, inf); compile: first-call compile time."
+    )
+    return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 
 
 def _broken_entry(broken: BrokenBundle) -> str:
     return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
 
 
-def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = ()) -> str:
-    """The reports index: a hidden toctree of the report pages, a summary table, and warnings.
+def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = (), speedup_chart: str | None = None) -> str:
+    """The reports index: a hidden toctree of the report pages, a summary table, a chart, and warnings.
 
     Report pages are expected at `<bundle name>/index` relative to the index.
+
+    :param speedup_chart: the speedup chart's file name next to the index, when one was drawn
     """
     parts = ["# Reports"]
     if not bundles:
@@ -263,7 +306,14 @@ def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = ()) -
     else:
         entries = "\n".join(f"{b.name}/index" for b in bundles)
         parts.append(f"```{{toctree}}\n:hidden:\n\n{entries}\n```")
-        header = ["Name", "Variant", "Model", "Device", "Torch", "Speedup", "Status", "Link"]
-        parts.append(list_table(header, [_index_row(b) for b in bundles]))
+        parts.append(_index_table(bundles))
+    if speedup_chart:
+        parts.append(
+            figure(
+                speedup_chart,
+                "Speedup of torch.compile per run",
+                "Right of the dashed line (1×), the compiled model is faster than eager.",
+            )
+        )
     parts.extend(_broken_entry(b) for b in broken)
     return "\n\n".join(parts) + "\n"

@@ -7,7 +7,10 @@ crash or a kill leaves the last completed stage on disk for the parent to report
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -158,8 +161,23 @@ def _is_oom(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
+def _exit_with_parent(interval_s: float = 1.0) -> None:
+    """End the run, compile workers included, once the parent is gone: a killed `reportgen run` leaves no orphan."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval_s)
+        if os.getpgid(0) == os.getpid():  # the launcher starts the child as its own process group's leader
+            os.killpg(0, signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="reportgen-parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
+    _exit_with_parent()
     spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
     out = Path(out_dir)
     progress = _Progress(out)

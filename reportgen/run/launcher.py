@@ -23,12 +23,14 @@ from reportgen.bundle.model import Manifest, Metrics, RunStatus
 from reportgen.bundle.store import write_bundle
 from reportgen.recipe.model import Recipe, Variant
 from reportgen.run.modules import scan_cache_dir
-from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
+from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
+from reportgen.run.scrub import Scrubber
 
 __all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe"]
 
 LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
+_SCRUBBED_FILES = ("run.log", CAPTURE_FILE)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,14 @@ def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tup
     return RunStatus.failed, f"run process exited with code {returncode}"
 
 
+def _scrub_outputs(bundle: Path, env: dict[str, str]) -> Scrubber:
+    """Redact the child's secrets from the files it wrote as text; returns the scrubber for the error."""
+    scrubber = Scrubber.from_environ(env)
+    for name in _SCRUBBED_FILES:
+        scrubber.scrub_file(bundle / name)
+    return scrubber
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
@@ -121,23 +131,26 @@ def _populate(
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
+        env = _child_env(recipe, cache_dir)
         with open(bundle / "run.log", "wb") as log:
             proc = subprocess.Popen(
                 cmd,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env=_child_env(recipe, cache_dir),
+                env=env,
                 start_new_session=True,
             )
             timed_out = _wait(proc, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
+    scrubber = _scrub_outputs(bundle, env)
     status, error = _status(proc.returncode, timed_out, result)
     if status is not RunStatus.ok:
         tail = _log_tail(bundle / "run.log")
         error = f"{error}\n\n{tail}" if tail else error
+    error = scrubber.scrub(error) if error else None
     return Manifest(
         name=recipe.bundle_name(variant),
         variant=variant.name if variant else None,

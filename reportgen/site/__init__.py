@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from reportgen.site.build import build_site
+from reportgen.site.build import STATIC_DIR, build_site
 
-__all__ = ["build_site"]
+__all__ = ["STATIC_DIR", "build_site"]

@@ -13,6 +13,7 @@ from reportgen.render.charts import (
     CATEGORY_COLORS,
     category_chart,
     category_color,
+    speedup_chart,
     step_time_chart,
     top_kernels_chart,
 )
@@ -56,6 +57,13 @@ def test_category_chart(tmp_path: Path, table: KernelTable) -> None:
 def test_step_time_chart(tmp_path: Path, make_bundle: MakeBundle) -> None:
     metrics = load_bundle(make_bundle(tmp_path / "results", "mixnet")).manifest.metrics
     assert_png(step_time_chart(metrics, tmp_path / "steps.png"))
+
+
+def test_speedup_chart(tmp_path: Path) -> None:
+    runs = [("mixnet_l--default", 1.24), ("graph_breaks", 0.66), ("x" * 80, 12.0)]
+    assert speedup_chart(runs, tmp_path / "speedups.png") == tmp_path / "speedups.png"
+    assert_png(tmp_path / "speedups.png", min_height=200)
+    assert_png(speedup_chart([], tmp_path / "none.png"), min_height=200)
 
 
 def test_charts_without_data_still_draw(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_
 
 MakeBundle = Callable[..., Path]
 CHARTS = ChartFiles(top_kernels="top.png", categories="cat.png", step_times="steps.png")
+GPU_BUNDLE = Path(__file__).resolve().parents[1] / "data" / "bundles" / "fused_add_mul"
 EVIL_TITLE = "<script>alert(1)</script> {eval-rst} `x` [a](b) *b* | 1. %c"
 
 
@@ -85,14 +86,27 @@ def test_index_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
     ]
     page = index_page(bundles, [BrokenBundle("c-bad", "manifest.json: invalid <JSON>")])
     assert "```{toctree}\n:hidden:\n\na-ok/index\nb-failed/index\n```" in page
-    assert "  - 1.50×\n  - ok\n  - {doc}`report <a-ok/index>`" in page
-    assert "  - failed\n  - {doc}`report <b-failed/index>`" in page
+    assert "````{container} reportgen-index\n```{list-table}\n:header-rows: 1\n" in page
+    title = escape_md(EVIL_TITLE)
+    ok_row = (
+        f"* - [{title}](<a-ok/index.md>)\n  - `timm:\u200bmixnet_l`\n  - NVIDIA H100 80GB HBM3\n  - 2\\.11.0\\+cu130"
+    )
+    assert ok_row + "\n  - 2025-01-01\n  - 1.50×\n  - —\n  - 160.0 s\n  - ok\n" in page
+    assert "  - 2025-01-01\n  - —\n  - —\n  - —\n  - **failed**\n```\n````" in page
+    assert "speedups.png" not in page
     assert "<script>" not in page
     assert "```{warning}\nBundle `c-bad` could not be read: manifest.json\\: invalid \\<JSON\\>\n```" in page
 
 
 def test_index_page_empty() -> None:
     assert index_page([]) == "# Reports\n\nNo reports yet.\n"
+
+
+def test_index_page_busy_date_and_chart(tmp_path: Path) -> None:
+    bundle = load_bundle(GPU_BUNDLE)
+    page = index_page([bundle], speedup_chart="speedups.png")
+    assert "  - 2026-11-22\n  - 0.94×\n  - inf\u00a043\n  - 3.5 s\n  - ok\n" in page
+    assert "```{figure} speedups.png\n:alt: Speedup of torch.compile per run\n" in page
 
 
 def test_render_site_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
@@ -106,11 +120,14 @@ def test_render_site_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
     assert sorted(p.name for p in (reports / "ok-run").iterdir()) == [
         "categories.png",
         "index.md",
+        "manifest.json",
         "recipe.yaml",
+        "reproduce.ipynb",
         "step_times.png",
         "top_kernels.png",
     ]
-    assert sorted(p.name for p in (reports / "failed-run").iterdir()) == ["index.md", "recipe.yaml"]
+    failed_files = sorted(p.name for p in (reports / "failed-run").iterdir())
+    assert failed_files == ["index.md", "manifest.json", "recipe.yaml", "reproduce.ipynb"]
     assert "log line 99" in (reports / "failed-run" / "index.md").read_text()
     index = (reports / "index.md").read_text()
     assert "Bundle `corrupt` could not be read" in index

@@ -45,3 +45,36 @@ class Aborter(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         os.abort()
+
+
+class DataDependentBranch(nn.Module):
+    """Branches on a tensor's value: runs eagerly, cannot be traced with `fullgraph=True`."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+class Leaky(nn.Module):
+    """Prints the env vars `names`; with `fail`, raises an error holding the first one's value and HTML."""
+
+    def __init__(self, names: list[str], fail: bool = False) -> None:
+        super().__init__()
+        self.names = names
+        self.fail = fail
+        for name in names:
+            print(f"{name}={os.environ.get(name, '')}", flush=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fail:
+            token = os.environ.get(self.names[0], "")
+            raise RuntimeError(f"login failed with {token} <img src=x onerror=alert(1)> ```{{eval-rst}}")
+        return x * 2
+
+
+class OutOfMemory(nn.Module):
+    """Runs out of memory in forward (as far as the run can tell)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")

@@ -1,0 +1,225 @@
+"""What the CLI shows while the pipeline works: plain lines (logs, pipes) or a live display (terminals).
+
+Both implement `reportgen.pipeline.Progress`. The live display tails the running child's `run.log`
+(its `[reportgen HH:MM:SS] stage` lines) from a thread that reads only new bytes twice a second.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from reportgen.pipeline import RunOutcome
+
+__all__ = ["LiveProgress", "PrintProgress", "summary_rows"]
+
+SUMMARY_HEADER = ("bundle", "status", "speedup", "wall time")
+_STAGE_LINE = re.compile(r"^\[reportgen \d\d:\d\d:\d\d\] (.+)$")
+_POLL_S = 0.5
+
+
+def summary_rows(outcomes: Sequence[RunOutcome]) -> list[tuple[str, str, str, str]]:
+    """One row per run: bundle, status (or `analysis failed`), speedup, wall time."""
+    rows = []
+    for outcome in outcomes:
+        manifest = outcome.manifest
+        status = "analysis failed" if outcome.analysis_error else manifest.status.value
+        speedup = manifest.metrics.speedup
+        rows.append(
+            (
+                outcome.bundle.name,
+                status,
+                f"{speedup:.2f}×" if speedup is not None else "—",
+                f"{manifest.wall_time_s:.1f} s",
+            )
+        )
+    return rows
+
+
+class PrintProgress:
+    """Plain lines through `notify`: `running <name>`, `<name>: ok in 12.3 s -> <bundle>`, `site: <path>`."""
+
+    def __init__(self, notify: Callable[[str], None] = print) -> None:
+        self.notify = notify
+
+    def __enter__(self) -> PrintProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
+        """Say which run starts."""
+        self.notify(f"running {name} ({recipe_path}) [{index}/{total}]")
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """Say how the run ended."""
+        manifest = outcome.manifest
+        name = outcome.bundle.name
+        self.notify(f"{name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {outcome.bundle}")
+        if outcome.analysis_error:
+            self.notify(f"{name}: analysis failed: {outcome.analysis_error}")
+
+    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:
+        """An aligned summary table of all runs."""
+        rows = [SUMMARY_HEADER, *summary_rows(outcomes)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(SUMMARY_HEADER))]
+        for row in rows:
+            self.notify("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+    def build_stage(self, stage: str) -> None:
+        """Say which build stage starts."""
+        self.notify(f"build: {stage}")
+
+    def site_built(self, html_dir: Path) -> None:
+        """Where the site is."""
+        self.notify(f"site: {html_dir / 'index.html'}")
+
+
+def _run_log(results_dir: Path, name: str) -> Path | None:
+    """The running child's log: `run.log` in the bundle's temporary directory (`bundle.store.replace_dir`)."""
+    pattern = re.compile(rf"^\.tmp-{re.escape(name)}-[0-9a-f]{{8}}$")
+    try:
+        logs = [d / "run.log" for d in results_dir.iterdir() if pattern.match(d.name) and (d / "run.log").is_file()]
+    except OSError:
+        return None
+    return max(logs, key=lambda p: p.stat().st_mtime, default=None)
+
+
+class _LogTail(threading.Thread):
+    """Calls `on_stage(text)` for each new `[reportgen HH:MM:SS] text` line of a run's log."""
+
+    def __init__(self, results_dir: Path, name: str, on_stage: Callable[[str], None]) -> None:
+        super().__init__(name=f"tail-{name}", daemon=True)
+        self._results_dir, self._name, self._on_stage = results_dir, name, on_stage
+        self._stop_event = threading.Event()
+
+    def stop(self) -> None:
+        """Stop polling and wait for the thread."""
+        self._stop_event.set()
+        self.join()
+
+    def run(self) -> None:
+        path, offset, pending = None, 0, b""
+        while not self._stop_event.wait(_POLL_S):
+            path = path or _run_log(self._results_dir, self._name)
+            if path is None:
+                continue
+            try:
+                with path.open("rb") as log:
+                    log.seek(offset)
+                    chunk = log.read()
+            except OSError:  # the bundle was moved into place: the run is ending
+                return
+            offset += len(chunk)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if match := _STAGE_LINE.match(line.decode("utf-8", errors="replace").rstrip()):
+                    self._on_stage(match.group(1))
+
+
+class LiveProgress:
+    """A rich live display: a bar over the runs, a spinner with the current run's stage and elapsed time."""
+
+    def __init__(self, results_dir: Path | None = None, console: Console | None = None) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.table import Column
+
+        self.console = console or Console()
+        self._results_dir = results_dir
+        self._progress: Progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis")),
+            BarColumn(bar_width=12),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._overall: TaskID | None = None
+        self._current: TaskID | None = None
+        self._tail: _LogTail | None = None
+
+    def __enter__(self) -> LiveProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._stop_tail()
+        self._progress.stop()
+
+    def _stop_tail(self) -> None:
+        if self._tail is not None:
+            self._tail.stop()
+            self._tail = None
+
+    def _replace_current(self, description: str) -> None:
+        if self._current is not None:
+            self._progress.remove_task(self._current)
+        self._current = self._progress.add_task(description, total=None)
+
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
+        """A new spinner line for the run; start tailing its log."""
+        if self._overall is None:
+            self._overall = self._progress.add_task("", total=total)
+        self._progress.update(self._overall, description=f"[bold]run {index} of {total}[/]")
+        label = f"[bold]{escape(name)}[/]"
+        self._replace_current(f"{label}: starting")
+        current, started = self._current, time.monotonic()
+
+        def on_stage(stage: str) -> None:
+            if current is not None:
+                since = time.monotonic() - started
+                self._progress.update(current, description=f"{label}: {escape(stage)} [dim](since {since:.0f} s)[/]")
+
+        if self._results_dir is not None:
+            self._tail = _LogTail(self._results_dir, name, on_stage)
+            self._tail.start()
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """One line above the display: how the run ended."""
+        self._stop_tail()
+        manifest = outcome.manifest
+        mark = "[green]✓[/]" if outcome.ok else "[red]✗[/]"
+        note = f" [red](analysis failed: {escape(outcome.analysis_error)})[/]" if outcome.analysis_error else ""
+        self.console.print(
+            f"{mark} {outcome.bundle.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s"
+            f" -> {escape(str(outcome.bundle))}{note}",
+            highlight=False,
+        )
+        if self._overall is not None:
+            self._progress.advance(self._overall)
+
+    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:
+        """A summary table of all runs."""
+        from rich.table import Table
+
+        table = Table(*SUMMARY_HEADER, title="runs", title_justify="left")
+        for row in summary_rows(outcomes):
+            style = "green" if row[1] == "ok" else "red"
+            table.add_row(escape(row[0]), f"[{style}]{escape(row[1])}[/]", row[2], row[3])
+        self.console.print(table)
+
+    def build_stage(self, stage: str) -> None:
+        """The spinner line shows the build stage."""
+        self._replace_current(f"[bold]site[/]: {stage}")
+
+    def site_built(self, html_dir: Path) -> None:
+        """Where the site is."""
+        if self._current is not None:
+            self._progress.remove_task(self._current)
+            self._current = None
+        self.console.print(f"site: {escape(str(html_dir / 'index.html'))}", highlight=False, soft_wrap=True)

@@ -1,0 +1,92 @@
+"""Tests of reportgen.console: plain lines, the live display, and tailing a running child's log."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+
+from reportgen.bundle import RunStatus, read_manifest
+from reportgen.console import LiveProgress, PrintProgress, _LogTail, summary_rows
+from reportgen.pipeline import RunOutcome
+
+MakeBundle = Callable[..., Path]
+
+
+def _outcomes(results: Path, make_bundle: MakeBundle) -> list[RunOutcome]:
+    ok, crash = make_bundle(results, "mixnet"), make_bundle(results, "crash", status=RunStatus.failed)
+    return [
+        RunOutcome(ok, read_manifest(ok)),
+        RunOutcome(crash, read_manifest(crash)),
+        RunOutcome(ok, read_manifest(ok), analysis_error="trace.json.gz: truncated"),
+    ]
+
+
+def test_summary_rows(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    assert summary_rows(_outcomes(tmp_path, make_bundle)) == [
+        ("mixnet", "ok", "1.50×", "300.0 s"),
+        ("crash", "failed", "—", "300.0 s"),
+        ("mixnet", "analysis failed", "1.50×", "300.0 s"),
+    ]
+
+
+def test_print_progress_lines(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    lines: list[str] = []
+    progress = PrintProgress(lines.append)
+    outcomes = _outcomes(tmp_path, make_bundle)
+    progress.run_started("mixnet", Path("recipes/mixnet.yaml"), 1, 3)
+    progress.run_finished(outcomes[2])
+    progress.runs_done(outcomes[:2])
+    progress.build_stage("sphinx-build")
+    progress.site_built(Path("docs/_build/html"))
+    assert lines == [
+        "running mixnet (recipes/mixnet.yaml) [1/3]",
+        f"mixnet: ok in 300.0 s -> {tmp_path / 'mixnet'}",
+        "mixnet: analysis failed: trace.json.gz: truncated",
+        "bundle  status  speedup  wall time",
+        "mixnet  ok      1.50×    300.0 s",
+        "crash   failed  —        300.0 s",
+        "build: sphinx-build",
+        "site: docs/_build/html/index.html",
+    ]
+
+
+def test_live_progress_prints_outcomes_table_and_site(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    out = io.StringIO()
+    outcomes = _outcomes(tmp_path, make_bundle)
+    with LiveProgress(tmp_path, Console(file=out, force_terminal=True, width=120, color_system=None)) as progress:
+        progress.run_started("mixnet", Path("recipes/mixnet.yaml"), 1, 2)
+        progress.run_finished(outcomes[0])
+        progress.run_started("crash", Path("recipes/crash.yaml"), 2, 2)
+        progress.run_finished(outcomes[1])
+        progress.runs_done(outcomes[:2])
+        progress.build_stage("sphinx-build")
+        progress.site_built(Path("docs/_build/html"))
+    text = out.getvalue()
+    assert f"✓ mixnet: ok in 300.0 s -> {tmp_path / 'mixnet'}" in text
+    assert f"✗ crash: failed in 300.0 s -> {tmp_path / 'crash'}" in text
+    assert "│ mixnet │ ok     │ 1.50×   │ 300.0 s   │" in text
+    assert "site: docs/_build/html/index.html" in text
+
+
+def test_log_tail_reports_stage_lines_of_the_right_run(tmp_path: Path) -> None:
+    other = tmp_path / ".tmp-mixnet--default-0123abcd"  # a variant's run: not `mixnet`'s log
+    other.mkdir()
+    (other / "run.log").write_text("[reportgen 01:00:00] not this one\n")
+    stages: list[str] = []
+    tail = _LogTail(tmp_path, "mixnet", stages.append)
+    tail.start()
+    run_dir = tmp_path / ".tmp-mixnet-89abcdef"
+    run_dir.mkdir()
+    with (run_dir / "run.log").open("w", encoding="utf-8") as log:
+        log.write("[reportgen 01:29:09] eager warm-up\nsome warning\n[reportgen 01:29:19] compiling")
+        log.flush()
+        time.sleep(1.2)
+        log.write(" (first call)\n")
+        log.flush()
+        time.sleep(1.2)
+    tail.stop()
+    assert stages == ["eager warm-up", "compiling (first call)"]
