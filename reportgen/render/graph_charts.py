@@ -77,7 +77,7 @@ def bandwidth_chart(benchmarks: list[KernelBenchmark], peak_gbps: float | None, 
     axes = figure.add_subplot()
     values = [b.bandwidth_gbps or 0.0 for b in rows]
     axes.barh(range(len(rows)), values, color="#4c72b0")
-    axes.set_yticks(range(len(rows)), [_truncate(b.name, 56) for b in rows], fontsize=7, fontfamily="monospace")
+    axes.set_yticks(range(len(rows)), [_truncate(b.name, 44) for b in rows], fontsize=7, fontfamily="monospace")
     if peak_gbps:
         axes.axvline(peak_gbps, color="#c44e52", linestyle="--", label=f"peak {peak_gbps:.0f} GB/s")
         axes.legend(fontsize=7, loc="lower right")

@@ -16,6 +16,7 @@ from reportgen.render.sources import SourcePages, source_link
 __all__ = ["BUSY_EXPLAINED", "busy_section", "graph_kernels_section", "kernel_benchmarks_section"]
 
 _MISSING = "–"
+_MAX_OPS = 6
 
 BUSY_EXPLAINED = """\
 Two definitions of "GPU busy" are shown, because they answer different questions:
@@ -99,7 +100,9 @@ def busy_section(analysis: Analysis, timeline_png: str | None, idle_png: str | N
 def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wrapper_order: int | None) -> list[str]:
     kernel = graph.kernels[rank]
     link = source_link(pages, wrapper_order, kernel.name) if pages is not None else None
-    ops = ", ".join(op.removeprefix("aten.") for op in kernel.aten_ops)
+    names = [op.removeprefix("aten.") for op in kernel.aten_ops]
+    shown = names[:_MAX_OPS] + ([f"+{len(names) - _MAX_OPS} more"] if len(names) > _MAX_OPS else [])
+    ops = " ".join(code_span(op) for op in shown)
     return [
         str(rank + 1),
         code_span(short_kernel_name(kernel.name)),
@@ -107,7 +110,7 @@ def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wr
         f"{kernel.device_time_us / 1000:.3f}",
         str(kernel.count),
         f"{100 * kernel.share:.1f}",
-        escape_md(ops) if ops else _MISSING,
+        ops or _MISSING,
         link or _MISSING,
     ]
 

@@ -86,7 +86,7 @@ def test_graph_kernels_lists_fused_aten_ops() -> None:
     text = graph_kernels_section(_analysis(), manifest, None)
     assert "### forward \\(graph 0\\)" in text and "### backward \\(graph 1\\)" in text
     assert "`triton_poi_fused_add_mul_0`" in text
-    assert "add, mul" in text
+    assert "`add` `mul`" in text
 
 
 def test_kernel_benchmarks_report_bandwidth_against_peak() -> None:
