@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 _MISSING = "—"
-_GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "inf"}
+_GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ def _index_table(bundles: Sequence[Bundle]) -> str:
     table = list_table(header, [_index_row(b) for b in bundles])
     note = (
         "Busy: the union of each compiled graph's kernel intervals over its calls' wall span, "
-        "per graph (fwd, bwd, inf); compile: first-call compile time."
+        "per graph (fwd, bwd, infer); compile: first-call compile time."
     )
     return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 

@@ -15,6 +15,7 @@ from reportgen.render.markup import code_span, escape_md, list_table
 __all__ = ["kernel_diff", "variants_section"]
 
 _MISSING = "–"
+_SHORT_KINDS = {"forward": "fwd", "backward": "bwd"}
 
 
 def _times(times: StepTimes | None) -> str:
@@ -28,7 +29,7 @@ def _busy(analysis: Analysis | None) -> str:
     for graph in analysis.graphs:
         busy = graph.busy_seed_percent if graph.busy_seed_percent is not None else graph.busy_union_percent
         if graph.graph is not None and busy is not None:
-            parts.append(f"{graph.kind[:3]} {busy:.0f}")
+            parts.append(f"{_SHORT_KINDS.get(graph.kind, graph.kind)} {busy:.0f}")
     return ", ".join(parts) or _MISSING
 
 
