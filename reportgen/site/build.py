@@ -44,6 +44,7 @@ def run_sphinx(source_dir: Path, html_dir: Path) -> None:
         sys.executable,
         "-m",
         "sphinx",
+        "--no-color",
         "-W",
         "--keep-going",
         "-n",

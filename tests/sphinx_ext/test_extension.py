@@ -28,7 +28,7 @@ def example(tmp_path: Path) -> Path:
 
 def build(source: Path, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
     """Run sphinx-build on `source` into `out`; the result holds its stdout and stderr."""
-    command = [sys.executable, "-m", "sphinx", *options, "-b", "html", str(source), str(out)]
+    command = [sys.executable, "-m", "sphinx", "--no-color", *options, "-b", "html", str(source), str(out)]
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
