@@ -16,7 +16,7 @@ from reportgen.recipe import load_recipes
 from reportgen.run import RunOptions, run_recipe
 from reportgen.site import build_site
 
-__all__ = ["Progress", "RunOutcome", "build", "report", "run_recipes"]
+__all__ = ["Progress", "RunOutcome", "analyze_bundle", "build", "report", "run_recipes"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ class Progress(Protocol):
     def site_built(self, html_dir: Path) -> None: ...
 
 
-def _analyze(bundle: Path, manifest: Manifest) -> str | None:
+def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
+    """Analyse a finished run's bundle and write analysis.json; the error text if analysis failed."""
     if manifest.status is not RunStatus.ok:
         return None
     try:
@@ -69,7 +70,7 @@ def run_recipes(
         progress.run_started(recipe.bundle_name(variant), path, index, len(runs))
         bundle = run_recipe(recipe, path, results_dir, options, variant)
         manifest = read_manifest(bundle)
-        outcome = RunOutcome(bundle, manifest, _analyze(bundle, manifest))
+        outcome = RunOutcome(bundle, manifest, analyze_bundle(bundle, manifest))
         progress.run_finished(outcome)
         outcomes.append(outcome)
     progress.runs_done(outcomes)

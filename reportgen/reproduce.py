@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import RECIPE_FILE, read_capture, read_manifest, read_recipe_text, write_analysis
-from reportgen.errors import BundleError, ReportgenError
+from reportgen.bundle.store import RECIPE_FILE, read_manifest, read_recipe_text
+from reportgen.errors import BundleError
+from reportgen.pipeline import analyze_bundle
 from reportgen.recipe import Recipe, load_recipe
 from reportgen.recipe.model import Variant
 from reportgen.render.notebook import Headline, comparison_table, find_local_modules
@@ -83,16 +83,6 @@ def _variant(recipe: Recipe, name: str | None, recipe_path: Path) -> Variant | N
     raise BundleError(f"the bundle's recipe has no variant '{name}'", path=recipe_path)
 
 
-def _analyze(bundle: Path, manifest: Manifest) -> str | None:
-    if manifest.status is not RunStatus.ok:
-        return None
-    try:
-        write_analysis(bundle, analyze(bundle, manifest, read_capture(bundle, manifest)))
-    except ReportgenError as exc:
-        return str(exc)
-    return None
-
-
 def reproduce(
     bundle_dir: Path, results_dir: Path, options: RunOptions | None = None, notify: Notify = print
 ) -> Reproduction:
@@ -112,7 +102,7 @@ def reproduce(
     bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
     manifest = read_manifest(bundle)
     notify(f"{manifest.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {bundle}")
-    error = _analyze(bundle, manifest)
+    error = analyze_bundle(bundle, manifest)
     if error:
         notify(f"{manifest.name}: analysis failed: {error}")
     return Reproduction(original=original, bundle=bundle, manifest=manifest, analysis_error=error)
