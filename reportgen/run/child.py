@@ -151,7 +151,9 @@ class _Captures:
             trace = self.out_dir / TRACE_FILE
             kernels = self.attempt(
                 "kernel benchmarks",
-                lambda: capture.benchmark_kernels(self.loaded, self.files, self.out_dir, trace, self.steps),
+                lambda: capture.benchmark_kernels(
+                    self.loaded, self.files, self.out_dir, trace, self.steps, notes=self.notes
+                ),
             )
             fields["kernel_benchmarks"] = kernels or []
         return Capture(notes=self.notes, **fields)  # type: ignore[arg-type]

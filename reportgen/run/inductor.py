@@ -7,12 +7,14 @@ instead of failing the run.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 __all__ = [
+    "import_kernel_module",
     "is_wrapper",
     "kernel_benchmark",
     "kernel_names",
@@ -80,6 +82,17 @@ def kernel_num_gb(module: ModuleType, name: str) -> float | None:
     meta = getattr(getattr(module, name, None), "inductor_meta", None)
     value = meta.get("kernel_num_gb") if isinstance(meta, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
+
+
+def import_kernel_module(path: Path) -> ModuleType:
+    """Import a Triton kernel module from its file (a copy of Inductor's `k.py`), under a private name."""
+    name = f"reportgen_kernel_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def kernel_benchmark(module: ModuleType) -> Callable[[], float] | None:
