@@ -17,6 +17,7 @@ from reportgen.bundle import (
     KernelTable,
     Manifest,
     Metrics,
+    ModuleFile,
     RunStatus,
     StepTimes,
     Versions,
@@ -162,3 +163,35 @@ def make_bundle() -> MakeBundle:
         return bundle_dir
 
     return make
+
+
+H100_FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+
+
+@pytest.fixture(scope="session")
+def h100_modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[ModuleFile]]:
+    """The H100 fixture's compiled modules laid out as in a bundle (`modules/wrappers`, `modules/kernels`).
+
+    Wrappers are ordered as compiled: forward first, then backward.
+    """
+    import shutil
+    import tarfile
+
+    from reportgen.analyze.modules import parse_wrapper
+
+    assert H100_FIXTURE.is_dir(), f"missing fixture {H100_FIXTURE}"
+    root = tmp_path_factory.mktemp("h100-modules")
+    with tarfile.open(H100_FIXTURE / "modules.tar.gz") as tar:
+        tar.extractall(root / "raw", filter="data")
+    files = sorted((root / "raw").rglob("*.py"))
+    wrappers = [p for p in files if "compiled_module_main" in p.read_text()]
+    wrappers.sort(key=lambda p: parse_wrapper(p.read_text()).kind != "forward")
+    modules: list[ModuleFile] = []
+    for kind, group in (("wrapper", wrappers), ("kernel", [p for p in files if p not in wrappers])):
+        (root / "modules" / f"{kind}s").mkdir(parents=True)
+        for order, src in enumerate(group):
+            dest = root / "modules" / f"{kind}s" / src.name
+            shutil.copyfile(src, dest)
+            rel = dest.relative_to(root).as_posix()
+            modules.append(ModuleFile(path=rel, kind=kind, order=order, size_bytes=dest.stat().st_size))
+    return root, modules

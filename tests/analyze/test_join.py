@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from reportgen.analyze import attribute_graphs, load_trace
 from reportgen.analyze.join import kernel_lookup_name, with_sources
-from reportgen.analyze.modules import parse_wrapper
 from reportgen.analyze.sources import module_index
 from reportgen.bundle.model import ModuleFile
 
@@ -18,23 +15,8 @@ FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[ModuleFile]]:
-    assert FIXTURE.is_dir(), f"missing fixture {FIXTURE}"
-    root = tmp_path_factory.mktemp("fixture")
-    with tarfile.open(FIXTURE / "modules.tar.gz") as tar:
-        tar.extractall(root / "raw", filter="data")
-    files = sorted((root / "raw").rglob("*.py"))
-    wrappers = [p for p in files if "compiled_module_main" in p.read_text()]
-    wrappers.sort(key=lambda p: parse_wrapper(p.read_text()).kind != "forward")  # compile order: forward first
-    modules: list[ModuleFile] = []
-    for kind, group in (("wrapper", wrappers), ("kernel", [p for p in files if p not in wrappers])):
-        (root / "modules" / f"{kind}s").mkdir(parents=True)
-        for order, src in enumerate(group):
-            dest = root / "modules" / f"{kind}s" / src.name
-            shutil.copyfile(src, dest)
-            rel = dest.relative_to(root).as_posix()
-            modules.append(ModuleFile(path=rel, kind=kind, order=order, size_bytes=dest.stat().st_size))
-    return root, modules
+def bundle(h100_modules: tuple[Path, list[ModuleFile]]) -> tuple[Path, list[ModuleFile]]:
+    return h100_modules
 
 
 def test_every_compiled_graph_gets_its_wrapper_and_triton_kernels_their_sources(
