@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from reportgen.analyze.peak import peak_bandwidth
 from reportgen.bundle.model import (
     Analysis,
     Capture,
@@ -328,14 +329,12 @@ def _launch_evidence(graph: GraphAnalysis) -> str:
 
 
 def _peak(inputs: FindingInputs) -> tuple[float | None, str]:
-    environment = inputs.manifest.environment
-    gpu_peak = environment.gpus[0].peak_bandwidth_gbps if environment and environment.gpus else None
-    if gpu_peak:
-        return gpu_peak, f"the GPU's theoretical peak of {gpu_peak:.0f} GB/s"
-    copy = inputs.capture.copy_bandwidth_gbps
-    if copy:
-        return copy, f"a measured device-to-device copy of {copy:.0f} GB/s"
-    return None, ""
+    peak = peak_bandwidth(inputs.manifest.environment, inputs.capture)
+    if peak is None:
+        return None, ""
+    if peak.source == "theoretical":
+        return peak.gbps, f"the GPU's theoretical peak of {peak.gbps:.0f} GB/s"
+    return peak.gbps, f"a measured device-to-device copy of {peak.gbps:.0f} GB/s"
 
 
 def _bandwidth_evidence(benchmark: KernelBenchmark, peak_gbps: float, share: float | None) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen.analyze.modules import embedded_source
+from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.sources import GraphModule, IndexedKernel, module_index
 from reportgen.bundle.model import Capture, RunStatus
 from reportgen.bundle.store import (
@@ -48,7 +49,7 @@ from reportgen.render.sources import (
 )
 from reportgen.render.variants import variants_section
 
-__all__ = ["render_site_pages"]
+__all__ = ["draw_charts", "inductor_sections", "leading_sections", "render_site_pages"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ BANDWIDTH_PNG = "bandwidth.png"
 SPEEDUPS_PNG = "speedups.png"
 
 
-def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
+def draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
     """Draw the charts the bundle has data for into `page_dir`."""
     metrics = bundle.manifest.metrics
     step_times = None
@@ -74,7 +75,7 @@ def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
     graphs = [g for g in analysis.graphs if g.kernels]
     wall = max((s.wall_us for s in analysis.steps), default=0.0)
     benchmarks = bundle.capture.kernel_benchmarks if bundle.capture else []
-    peak = _peak_gbps(bundle)
+    peak = peak_bandwidth(bundle.manifest.environment, bundle.capture)
     return ChartFiles(
         top_kernels=top_kernels_chart(analysis.kernels, page_dir / TOP_KERNELS_PNG).name,
         categories=category_chart(analysis.kernels, page_dir / CATEGORIES_PNG).name,
@@ -82,25 +83,21 @@ def _draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
         graph_categories=graph_categories_chart(graphs, page_dir / GRAPHS_PNG).name if graphs else None,
         timeline=timeline_chart(analysis.timeline, wall, page_dir / TIMELINE_PNG).name if analysis.timeline else None,
         idle=idle_histogram_chart(analysis.idle, page_dir / IDLE_PNG).name if analysis.idle else None,
-        bandwidth=bandwidth_chart(benchmarks, peak, page_dir / BANDWIDTH_PNG).name if benchmarks else None,
+        bandwidth=bandwidth_chart(benchmarks, peak.gbps if peak else None, page_dir / BANDWIDTH_PNG).name
+        if benchmarks
+        else None,
     )
 
 
-def _peak_gbps(bundle: Bundle) -> float | None:
-    env = bundle.manifest.environment
-    if env and env.gpus and env.gpus[0].peak_bandwidth_gbps:
-        return env.gpus[0].peak_bandwidth_gbps
-    return bundle.capture.copy_bandwidth_gbps if bundle.capture else None
-
-
-def _leading_sections(bundle: Bundle) -> list[str]:
+def leading_sections(bundle: Bundle) -> list[str]:
     """Findings come first on a report page."""
     if bundle.analysis is None:
         return []
     return [findings_section(bundle.analysis.findings)]
 
 
-def _inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
+def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
+    """GPU busy, compile diagnostics, kernels per graph and kernel benchmarks (empty without an analysis)."""
     analysis = bundle.analysis
     if analysis is None:
         return []
@@ -170,15 +167,15 @@ def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = 
     if bundle.manifest.status is not RunStatus.ok:
         log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
     sources = _render_sources(bundle, page_dir)
-    charts = _draw_charts(bundle, page_dir)
+    charts = draw_charts(bundle, page_dir)
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
     page = report_page(
         bundle,
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
-        leading_sections=_leading_sections(bundle),
-        inductor_sections=[variants_section(bundle, siblings), *_inductor_sections(bundle, charts, sources)],
+        leading_sections=leading_sections(bundle),
+        inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
         trailing_sections=[downloads_section(downloads)],
     )
     if section := sources_section(sources):

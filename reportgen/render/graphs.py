@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.seed import SEED_BUCKETS
 from reportgen.bundle.model import Analysis, Capture, Environment, GraphAnalysis, KernelBenchmark, Manifest
 from reportgen.render.kernel_names import short_kernel_name
@@ -144,12 +145,12 @@ def graph_kernels_section(
 
 
 def _peak(environment: Environment | None, capture: Capture) -> tuple[float | None, str]:
-    gpu_peak = environment.gpus[0].peak_bandwidth_gbps if environment and environment.gpus else None
-    if gpu_peak:
-        return gpu_peak, f"the device's theoretical peak, {gpu_peak:.0f} GB/s"
-    if capture.copy_bandwidth_gbps:
-        return capture.copy_bandwidth_gbps, f"a measured device-to-device copy, {capture.copy_bandwidth_gbps:.0f} GB/s"
-    return None, "no peak known"
+    peak = peak_bandwidth(environment, capture)
+    if peak is None:
+        return None, "no peak known"
+    if peak.source == "theoretical":
+        return peak.gbps, f"the device's theoretical peak, {peak.gbps:.0f} GB/s"
+    return peak.gbps, f"a measured device-to-device copy, {peak.gbps:.0f} GB/s"
 
 
 def kernel_benchmarks_section(

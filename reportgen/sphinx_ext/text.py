@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reportgen.bundle.model import StepTimes
 from reportgen.bundle.store import Bundle
-from reportgen.render import _inductor_sections, _leading_sections
+from reportgen.render import inductor_sections, leading_sections
 from reportgen.render.markup import escape_md, list_table
 from reportgen.render.pages import ChartFiles, report_page
 
@@ -54,6 +54,6 @@ def report_text(
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
         max_kernels=max_kernels,
-        leading_sections=_leading_sections(bundle),
-        inductor_sections=_inductor_sections(bundle, charts, None),
+        leading_sections=leading_sections(bundle),
+        inductor_sections=inductor_sections(bundle, charts, None),
     )
