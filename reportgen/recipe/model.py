@@ -153,6 +153,11 @@ class CompileOptions(_Strict):
     fullgraph: bool = Field(default=False, description="Fail on graph breaks.")
     dynamic: bool | None = Field(default=None, description="Dynamic shapes (none = automatic).")
 
+    @property
+    def uses_cudagraphs(self) -> bool:
+        """Whether Inductor replays the compiled graphs as CUDA graphs in this mode."""
+        return self.mode in ("reduce-overhead", "max-autotune")
+
 
 class ProfileSettings(_Strict):
     """How steps are timed and profiled."""

@@ -23,7 +23,6 @@ from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, TRACE_FILE, Child
 __all__ = ["main"]
 
 _T = TypeVar("_T")
-_CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
 class _Progress:
@@ -98,7 +97,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     diagnostics = recorder.finish()
     captures = _Captures(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
     timed: list[GraphBenchmark] = []
-    if recipe.compile.mode in _CUDAGRAPH_MODES:
+    if recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not
         # time what the model runs (graph replays) anyway.
         captures.notes.append(f"graph benchmarks skipped: mode={recipe.compile.mode} replays CUDA graphs")

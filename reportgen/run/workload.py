@@ -15,7 +15,6 @@ from reportgen.recipe.model import Recipe, TensorSpec
 __all__ = ["Workload", "build_workload", "resolve_device"]
 
 _AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-_CUDAGRAPH_MODES = ("reduce-overhead", "max-autotune")
 
 
 def resolve_device(requested: str) -> str:
@@ -106,7 +105,7 @@ class Workload:
         inputs = self.inputs
         self._turn[0] += 1
         mark_step = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
-        if mark_step is not None and self.recipe.compile.mode in _CUDAGRAPH_MODES:
+        if mark_step is not None and self.recipe.compile.uses_cudagraphs:
             mark_step()  # a new iteration: CUDA-graph outputs of the previous step may be overwritten
         if self.recipe.task == "train":
             if isinstance(self.model, torch.nn.Module):
