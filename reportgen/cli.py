@@ -22,6 +22,7 @@ EPILOG = """examples:
   reportgen reproduce results/addmul                re-run a bundle's recipe; compare old and new numbers
   reportgen validate recipes/*.yaml                 check recipes without running them
   reportgen run recipes/*.yaml --timeout 900        several recipes, at most 15 min each
+  reportgen run recipes/mixnet_l.yaml --variant default   one variant of a recipe
 
 On a terminal, runs show a live status line (recipe, stage from its run.log, elapsed time); piped
 output gets one plain line per event instead. Exit codes: 0 all runs ok, 1 a run failed, 2 usage or
@@ -44,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("recipes", nargs="+", type=Path, help="recipe YAML files")
         p.add_argument("-o", "--results", type=Path, default=Path("results"), help="bundle directory")
         p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides recipes)")
+        p.add_argument(
+            "--variant",
+            action="append",
+            dest="variants",
+            metavar="NAME",
+            help="run only this variant of each recipe that has variants (repeatable)",
+        )
     rep.add_argument("--out", type=Path, default=Path("docs"), help="Sphinx source directory")
     bld = sub.add_parser("build", help="render bundles into MyST pages and build the HTML site")
     bld.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
@@ -126,9 +134,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0 if reproduction.ok else 1
     with _progress(args.results) as progress:
         if args.command == "run":
-            outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress)
+            outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress, args.variants)
             return 0 if all(o.ok for o in outcomes) else 1
-        return pipeline.report(args.recipes, args.results, args.out, options, progress)
+        return pipeline.report(args.recipes, args.results, args.out, options, progress, args.variants)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -11,8 +11,9 @@ from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
 from reportgen.bundle.store import read_capture, read_manifest, write_analysis
 from reportgen.console import PrintProgress
-from reportgen.errors import ReportgenError
-from reportgen.recipe import load_recipes
+from reportgen.errors import RecipeError, ReportgenError
+from reportgen.recipe import Recipe, load_recipes
+from reportgen.recipe.model import Variant
 from reportgen.run import RunOptions, run_recipe
 from reportgen.site import build_site
 
@@ -54,16 +55,40 @@ def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
     return None
 
 
+def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[Variant | None]:
+    """The recipe's variants to run: all, or those named in `only` (a recipe without variants runs as is)."""
+    if not recipe.variants:
+        return [None]
+    if not only:
+        return list(recipe.variants)
+    names = [v.name for v in recipe.variants]
+    unknown = sorted(set(only) - set(names))
+    chosen = [v for v in recipe.variants if v.name in only]
+    if unknown and not chosen:
+        raise RecipeError(
+            f"recipe {recipe.name!r} has no variant {', '.join(map(repr, unknown))}; expected one of {', '.join(names)}",
+            path=path,
+        )
+    return list(chosen)
+
+
 def run_recipes(
-    paths: Sequence[Path], results_dir: Path, options: RunOptions | None = None, progress: Progress | None = None
+    paths: Sequence[Path],
+    results_dir: Path,
+    options: RunOptions | None = None,
+    progress: Progress | None = None,
+    variants: Collection[str] | None = None,
 ) -> list[RunOutcome]:
-    """Validate every recipe first (so a typo fails in seconds, not after an hour), then run each."""
+    """Validate every recipe first (so a typo fails in seconds, not after an hour), then run each.
+
+    `variants` limits recipes that have variants to the named ones.
+    """
     progress = progress or PrintProgress()
     recipes = load_recipes(paths)
     runs = [
         (Path(path), recipe, variant)
         for path, recipe in zip(paths, recipes, strict=True)
-        for variant in recipe.variants or [None]
+        for variant in _selected(recipe, Path(path), variants)
     ]
     outcomes = []
     for index, (path, recipe, variant) in enumerate(runs, start=1):
@@ -91,8 +116,9 @@ def report(
     source_dir: Path,
     options: RunOptions | None = None,
     progress: Progress | None = None,
+    variants: Collection[str] | None = None,
 ) -> int:
     """Run recipes then build the site. Exit code 0 only if every run succeeded."""
-    outcomes = run_recipes(paths, results_dir, options, progress)
+    outcomes = run_recipes(paths, results_dir, options, progress, variants)
     build(results_dir, source_dir, progress=progress)
     return 0 if all(o.ok for o in outcomes) else 1

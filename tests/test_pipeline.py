@@ -99,3 +99,21 @@ def test_findings_come_first_on_the_report_page(site: Path) -> None:
     text = (site / "site" / "reports" / "addmul" / "index.md").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if line.startswith("## ")]
     assert lines[0] == "## Findings"
+
+
+def test_variant_option_selects_variants_and_rejects_unknown_names(tmp_path: Path) -> None:
+    from reportgen.errors import RecipeError
+    from reportgen.pipeline import _selected
+    from reportgen.recipe import load_recipe
+
+    path = RECIPES / "addmul_variants.yaml"
+    recipe = load_recipe(path)
+    assert [v.name for v in _selected(recipe, path, ["fullgraph"])] == ["fullgraph"]  # type: ignore[union-attr]
+    assert len(_selected(recipe, path, None)) == len(recipe.variants) > 1
+    assert _selected(load_recipe(RECIPES / "addmul.yaml"), path, ["fullgraph"]) == [None]
+    with pytest.raises(RecipeError, match="no variant 'nope'; expected one of default, fullgraph"):
+        _selected(recipe, path, ["nope"])
+    proc = _cli("run", path, "--variant", "nope", "-o", "results", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "addmul_variants.yaml: recipe 'addmul_variants' has no variant 'nope'" in proc.stderr
+    assert not (tmp_path / "results").exists()

@@ -8,8 +8,10 @@ would cost when run by hand).
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -21,7 +23,7 @@ from reportgen.analyze.trace import load_trace
 from reportgen.bundle.model import GraphBenchmark, KernelBenchmark, ModuleFile
 from reportgen.run import inductor
 
-__all__ = ["GRAPHS_DIR", "benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "time_graphs"]
+__all__ = ["GRAPHS_DIR", "benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "steady_gc", "time_graphs"]
 
 GRAPHS_DIR = "graphs"
 
@@ -29,6 +31,36 @@ GRAPHS_DIR = "graphs"
 def _quiet() -> contextlib.AbstractContextManager[object]:
     """Inductor's harnesses print their timings; keep them out of the run log."""
     return contextlib.redirect_stdout(io.StringIO())
+
+
+class GcPauses:
+    """Total time and count of the garbage collector's pauses while recording."""
+
+    def __init__(self) -> None:
+        self.count, self.seconds, self._start = 0, 0.0, 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.count += 1
+            self.seconds += time.perf_counter() - self._start
+
+
+@contextlib.contextmanager
+def steady_gc() -> Iterator[GcPauses]:
+    """Collect, then freeze everything alive, for the duration: a timed call pays no GC pass over the
+    run's large heap (compiled graphs, ~500 kernel modules) that a fresh `wrapper.py -p` process has not got.
+    Yields the pauses that still happened."""
+    pauses = GcPauses()
+    gc.collect()
+    gc.freeze()
+    gc.callbacks.append(pauses)
+    try:
+        yield pauses
+    finally:
+        gc.callbacks.remove(pauses)
+        gc.unfreeze()
 
 
 def _bundle_path(module: ModuleType, files: list[ModuleFile]) -> str | None:
@@ -50,15 +82,24 @@ def time_graphs(
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone, unprofiled: median per call over `times` x `repeat` (as `-p` does).
 
-    Runs before any profiler session and with no logging hooks installed, so that nothing adds CPU
-    time to the calls. Launch-bound graphs are sensitive to the process's state: on an H200 (torch 2.11)
-    mixnet_l's forward graph took 10.0 ms per call in a fresh `python wrapper.py -p` process and 15.6 to
-    23.7 ms in the run's process; its device time per call agreed within 2 %.
+    Runs before any profiler session, with no logging hooks installed and the heap frozen
+    (`steady_gc`), so that nothing adds CPU time to the calls. Launch-bound graphs are sensitive to
+    the process's state: on an H200 (torch 2.11) mixnet_l's forward graph took 10.0 ms per call in a
+    fresh `python wrapper.py -p` process and 15.6 to 23.7 ms in the run's process without these
+    precautions; its device time per call agreed within 2 %.
     """
     results = []
     for index, module, path in _wrappers(modules, files):
-        with _quiet():
-            wall_s = inductor.wrapper_benchmark(module)(times, repeat)
+        started = time.perf_counter()
+        bench = inductor.wrapper_benchmark(module)
+        with _quiet(), steady_gc() as pauses:
+            wall_s = bench(times, repeat)
+        print(
+            f"graph {index}: {wall_s * 1e3:.3f} ms per call over {times}x{repeat} calls; "
+            f"{pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms; "
+            f"{time.perf_counter() - started:.1f} s in all",
+            flush=True,
+        )
         kind = parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind
         results.append(
             GraphBenchmark(
@@ -91,11 +132,11 @@ def profile_graphs(
     results = []
     for benchmark in timed:
         bench = inductor.wrapper_benchmark(by_index[benchmark.graph])
-        with _quiet(), torch.profiler.profile(activities=activities) as prof:
+        with _quiet(), steady_gc(), torch.profiler.profile(activities=activities) as prof:
             bench(calls, 1)
         trace = f"{GRAPHS_DIR}/graph-{benchmark.graph}.json.gz"
         prof.export_chrome_trace(str(out_dir / trace))
-        with _quiet():
+        with _quiet(), steady_gc():
             after_ms = bench(benchmark.times, benchmark.repeat) * 1e3
         print(
             f"graph {benchmark.graph} ({benchmark.kind}): {benchmark.wall_ms_per_call:.3f} ms per call unprofiled, "

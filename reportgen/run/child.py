@@ -126,12 +126,15 @@ class _Captures:
         self.notes: list[str] = []
 
     def attempt(self, what: str, job: Callable[[], _T]) -> _T | None:
+        started = time.perf_counter()
         try:
             return job()
         except Exception as exc:  # an optional capture must not sink the run
             traceback.print_exc()
             self.notes.append(f"{what} skipped: {type(exc).__name__}: {exc}")
             return None
+        finally:
+            _log(f"{what}: {time.perf_counter() - started:.1f} s")
 
     def time_graphs(self) -> list[GraphBenchmark]:
         from reportgen.run import capture
