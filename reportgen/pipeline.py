@@ -15,7 +15,6 @@ from reportgen.errors import RecipeError, ReportgenError
 from reportgen.recipe import Recipe, load_recipes
 from reportgen.recipe.model import Variant
 from reportgen.run import RunOptions, run_recipe
-from reportgen.site import build_site
 
 __all__ = ["Progress", "RunOutcome", "analyze_bundle", "build", "report", "run_recipes"]
 
@@ -104,6 +103,8 @@ def run_recipes(
 
 def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None) -> Path:
     """Render every bundle into `source_dir` and build the HTML site; returns the HTML dir."""
+    from reportgen.site import build_site  # rendering needs Sphinx, nbformat, matplotlib; running does not
+
     progress = progress or PrintProgress()
     html = build_site(results_dir, source_dir, html_dir, on_stage=progress.build_stage)
     progress.site_built(html)

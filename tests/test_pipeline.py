@@ -117,3 +117,15 @@ def test_variant_option_selects_variants_and_rejects_unknown_names(tmp_path: Pat
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "addmul_variants.yaml: recipe 'addmul_variants' has no variant 'nope'" in proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_running_needs_no_rendering_libraries() -> None:
+    """`reportgen run` works where only torch and the run's deps are installed (e.g. a GPU image)."""
+    code = (
+        "import sys; from reportgen import cli, pipeline; import reportgen.run.child, reportgen.analyze;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'nbformat', 'nbclient', 'sphinx', 'matplotlib', 'myst_parser', 'docutils', 'jinja2'}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
