@@ -92,10 +92,14 @@ def time_graphs(
     for index, module, path in _wrappers(modules, files):
         started = time.perf_counter()
         bench = inductor.wrapper_benchmark(module)
+        with _quiet():
+            bench(1, 1)  # a first call may tune kernels (38 s for mixnet_l's backward on an H100): not timed
+        warm_s = time.perf_counter() - started
         with _quiet(), steady_gc() as pauses:
             wall_s = bench(times, repeat)
         print(
-            f"graph {index}: {wall_s * 1e3:.3f} ms per call over {times}x{repeat} calls; "
+            f"graph {index}: {wall_s * 1e3:.3f} ms per call over {times}x{repeat} calls after a {warm_s:.1f} s "
+            f"warm-up; "
             f"{pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms; "
             f"{time.perf_counter() - started:.1f} s in all",
             flush=True,

@@ -90,7 +90,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         eager=eager_t,
         compiled=compiled_t,
         peak_memory_eager_bytes=measure.peak_memory(work, work.model),
-        peak_memory_compiled_bytes=measure.peak_memory(work, compiled),
+        peak_memory_compiled_bytes=measure.peak_memory(work, compiled, cudagraphs=recipe.compile.uses_cudagraphs),
     )
     progress.update(stage="timing")
     # Stop recording before the graph benchmarks: its logging hooks would add CPU time to every call.

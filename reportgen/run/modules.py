@@ -30,13 +30,18 @@ def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
     """Copy wrappers (files holding `compiled_module_main`) and the kernels they name.
 
     `files` come in load order, so wrappers keep their compile order (forward before backward).
-    Kernel files no wrapper names (e.g. autotuning benchmarks) are left out.
+    A kernel a wrapper names by its `# kernel path:` is copied from that path when `files` lack it:
+    kernels built by the compile workers need not be in the parent's module cache (torch 2.11 listed
+    9 of mixnet_l's ~500). Kernel files no wrapper names (e.g. autotuning benchmarks) are left out.
     """
     paths = list(files)
     texts = {p: _read(p) for p in paths}
     wrappers = [p for p in paths if _WRAPPER_MARK in texts[p]]
-    named = {Path(m).name for w in wrappers for m in _KERNEL_PATH.findall(texts[w])}
-    kernels = sorted((p for p in paths if p.name in named and p not in wrappers), key=lambda p: p.name)
+    named = {Path(m) for w in wrappers for m in _KERNEL_PATH.findall(texts[w])}
+    by_name = {p.name: p for p in paths if p not in wrappers}
+    by_name.update({p.name: p for p in named if p.name not in by_name and p.is_file()})
+    kernels = sorted((by_name[p.name] for p in named if p.name in by_name), key=lambda p: p.name)
+    kernels = list(dict.fromkeys(kernels))
     found: list[ModuleFile] = []
     for kind, group in (("wrapper", wrappers), ("kernel", kernels)):
         dest_dir = bundle_dir / "modules" / f"{kind}s"
