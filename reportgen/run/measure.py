@@ -6,6 +6,7 @@ interleaved, each step synchronised, medians reported; the profiler never runs d
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from collections.abc import Callable
@@ -75,10 +76,8 @@ def peak_memory(workload: Workload, fn: Callable[..., object], cudagraphs: bool 
     workload.synchronize()
     peak = int(torch.cuda.max_memory_allocated())
     if cudagraphs:
-        try:
+        with contextlib.suppress(RuntimeError, KeyError, TypeError):  # another snapshot format: plain peak
             peak += graph_pool_bytes()
-        except (RuntimeError, KeyError, TypeError):  # snapshot format differs: keep the plain peak
-            pass
     return peak
 
 
