@@ -1,4 +1,4 @@
-"""Sessions: report (run + build), tests, docs, lint. Thin: install, then call the CLI."""
+"""Sessions: report (run + build), tests, docs, lint, bench. Thin: install, then call the CLI."""
 
 from __future__ import annotations
 
@@ -41,6 +41,20 @@ def docs(session: nox.Session) -> None:
     """Build the site from whatever bundles results/ holds."""
     _install(session)
     session.run("reportgen", "build", "results", "--out", "docs")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Trace analysis at scale vs HTA (benchmarks/trace_analysis.py); not part of `tests`.
+
+    HTA (PyPI `traceinsight`) gets a virtualenv of its own under the session's, so that it never
+    becomes a dependency of reportgen. Arguments go to the script, e.g. `nox -s bench -- --sizes 100`.
+    """
+    _install(session)
+    hta_env = f"{session.virtualenv.location}-hta"
+    session.run("python", "-m", "venv", hta_env, external=True)
+    session.run(f"{hta_env}/bin/python", "-m", "pip", "install", "-q", "traceinsight==0.6.1", external=True)
+    session.run("python", "benchmarks/trace_analysis.py", "--hta-python", f"{hta_env}/bin/python", *session.posargs)
 
 
 @nox.session(python=PYTHON)

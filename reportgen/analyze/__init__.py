@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_category
 from reportgen.analyze.evidence import region_evidence
@@ -14,8 +15,9 @@ from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.sources import module_index
+from reportgen.analyze.stream import paused_gc, read_trace
 from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, Manifest
+from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, KernelTable, Manifest, RegionEvidence
 from reportgen.errors import AnalysisError
 
 __all__ = [
@@ -23,11 +25,13 @@ __all__ = [
     "GraphAttribution",
     "Trace",
     "analyze",
+    "analyze_trace",
     "attribute_graphs",
     "categorize",
     "findings",
     "kernel_table",
     "load_trace",
+    "read_trace",
     "region_evidence",
     "seed_category",
 ]
@@ -55,21 +59,29 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     if manifest.environment is None:
         raise AnalysisError(f"run {manifest.name!r} recorded no environment (device unknown)", path=manifest_path)
     device = manifest.environment.device
-    trace = load_trace(bundle_dir / manifest.trace_file)
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
-    attribution = attribute_graphs(trace, device)
+    kernels, attribution, regions = analyze_trace(bundle_dir / manifest.trace_file, device, profiled_steps)
     graphs = with_sources(attribution.graphs, module_index(bundle_dir, manifest.modules))
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     analysis = Analysis(
-        kernels=kernel_table(trace, device, profiled_steps),
+        kernels=kernels,
         graphs=graphs,
         steps=attribution.steps,
         idle=attribution.idle,
         timeline=attribution.timeline,
-        regions=region_evidence(trace),
+        regions=regions,
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
+
+
+def analyze_trace(
+    path: Path, device: Literal["cuda", "cpu"], profiled_steps: int
+) -> tuple[KernelTable, GraphAttribution, RegionEvidence]:
+    """The trace side of `analyze`: stream the trace, then kernel table, graphs and steps, region evidence."""
+    trace = read_trace(path, device)
+    with paused_gc():
+        return kernel_table(trace, device, profiled_steps), attribute_graphs(trace, device), region_evidence(trace)
 
 
 def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], capture: Capture) -> list[GraphAnalysis]:
@@ -81,7 +93,7 @@ def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], cap
         seed = None
         if benchmark is not None and benchmark.trace_file is not None:
             try:
-                seed = seed_busy(load_trace(bundle_dir / benchmark.trace_file), benchmark)
+                seed = seed_busy(read_trace(bundle_dir / benchmark.trace_file, "cuda"), benchmark)
             except AnalysisError as exc:
                 logger.warning("skipping the benchmark trace of graph %d: %s", benchmark.graph, exc)
         out.append(with_seed(graph, seed) if seed is not None else graph)

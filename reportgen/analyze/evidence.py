@@ -17,8 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from reportgen.analyze.kernels import _number
-from reportgen.analyze.trace import Event, Trace
+from reportgen.analyze.trace import Trace, TraceEvent
 from reportgen.bundle.model import RegionEvidence
 
 __all__ = ["region_evidence"]
@@ -44,7 +43,7 @@ def region_evidence(trace: Trace) -> RegionEvidence:
     regions: dict[tuple[object, object], list[_Span]] = {}
     forward_starts: list[float] = []
     steps: list[_Span] = []
-    for span in _iter_cpu_spans(trace.events):
+    for span in _iter_cpu_spans(trace.records()):
         if span.name.startswith(_REGION_PREFIX):
             regions.setdefault(span.thread, []).append(span)
         elif span.name == _FORWARD:
@@ -58,14 +57,14 @@ def region_evidence(trace: Trace) -> RegionEvidence:
     )
 
 
-def _iter_cpu_spans(events: Sequence[Event]) -> Iterator[_Span]:
+def _iter_cpu_spans(events: Sequence[TraceEvent]) -> Iterator[_Span]:
     """The CPU-side complete events with a name, start and non-negative duration."""
     for event in events:
-        if not isinstance(event, dict) or event.get("ph") != "X" or event.get("cat") not in _CPU_CATS:
+        if event.ph != "X" or event.cat not in _CPU_CATS:
             continue
-        name, ts, dur = event.get("name"), _number(event.get("ts")), _number(event.get("dur"))
-        if isinstance(name, str) and ts is not None and dur is not None and dur >= 0:
-            yield _Span(name, ts, ts + dur, (event.get("pid"), event.get("tid")))
+        name, ts, dur = event.name, event.ts, event.dur
+        if name is not None and ts is not None and dur is not None and dur >= 0:
+            yield _Span(name, ts, ts + dur, (event.pid, event.tid))
 
 
 def _nested_count(spans: list[_Span]) -> int:

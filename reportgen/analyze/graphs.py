@@ -25,6 +25,7 @@ traces a kernel's time is the op's self time, and busy intervals are the counted
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -33,10 +34,10 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from reportgen.analyze.kernels import GPU_WORK_CATS, _number, _Op, _self_times, aggregate_by_name, is_cpu_span
+from reportgen.analyze.kernels import GPU_WORK_CATS, _Op, _self_times, aggregate_by_name, is_cpu_span
 from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread, is_graph_span
 from reportgen.analyze.timeline import StepWindow, step_analyses, step_windows, union_us, whole_trace_window
-from reportgen.analyze.trace import Event, Trace
+from reportgen.analyze.trace import Trace, TraceEvent
 from reportgen.bundle.model import GraphAnalysis, GraphKernel, GraphKind, IdleHistogram, StepAnalysis
 
 __all__ = ["OUTSIDE_LABEL", "GraphAttribution", "attribute_graphs"]
@@ -89,7 +90,10 @@ def attribute_graphs(trace: Trace, device: Device) -> GraphAttribution:
     :param trace: the loaded trace
     :param device: `cuda`: GPU activity is the work; `cpu`: CPU ops (self time) are
     """
-    scan = _scan(trace.events, device)
+    scan = _scan(trace.records(), device)
+    if trace.cpu_extent_us is not None:  # a streamed trace: the extent of the CPU events it dropped
+        first, last = trace.cpu_extent_us
+        scan = dataclasses.replace(scan, first_us=min(scan.first_us, first), last_us=max(scan.last_us, last))
     index = RegionIndex(scan.spans)
     steps = sorted(scan.steps, key=lambda span: span.start)
     step_starts = [span.start for span in steps]
@@ -107,7 +111,7 @@ def attribute_graphs(trace: Trace, device: Device) -> GraphAttribution:
 # --- index ---------------------------------------------------------------------------------------------
 
 
-def _scan(events: Sequence[Event], device: Device) -> _Scan:
+def _scan(events: Sequence[TraceEvent], device: Device) -> _Scan:
     """One pass: graph spans, step spans, launches, GPU activity (or CPU ops per thread)."""
     spans: list[Span] = []
     steps: list[Span] = []
@@ -116,19 +120,16 @@ def _scan(events: Sequence[Event], device: Device) -> _Scan:
     cpu_ops: dict[Thread, list[_Op]] = {}
     first_us, last_us = math.inf, -math.inf
     for event in events:
-        if not isinstance(event, dict):
-            continue
-        name, cat, ts, dur = event.get("name"), event.get("cat"), _number(event.get("ts")), _number(event.get("dur"))
-        if not isinstance(name, str) or not isinstance(cat, str) or ts is None or dur is None or dur < 0:
+        name, cat, ts, dur = event.name, event.cat, event.ts, event.dur
+        if name is None or not cat or ts is None or dur is None or dur < 0:
             continue
         if cat in GPU_WORK_CATS:
-            gpu.append((name, cat, ts, dur, _correlation(event)))
+            gpu.append((name, cat, ts, dur, event.correlation))
             continue
-        thread = (event.get("pid"), event.get("tid"))
+        thread = (event.pid, event.tid)
         if cat in _LAUNCH_CATS:
-            correlation = _correlation(event)
-            if correlation is not None:
-                launches[correlation] = (ts, thread)
+            if event.correlation is not None:
+                launches[event.correlation] = (ts, thread)
         elif cat in _CPU_CATS:
             first_us, last_us = min(first_us, ts), max(last_us, ts + dur)
             if name.startswith(_STEP_PREFIX):
@@ -139,11 +140,6 @@ def _scan(events: Sequence[Event], device: Device) -> _Scan:
                 cpu_ops.setdefault(thread, []).append(_Op(name, cat, ts, dur, thread))
     work = _gpu_work(gpu, launches) if device == "cuda" else _cpu_work(cpu_ops)
     return _Scan(spans, steps, work, first_us, last_us)
-
-
-def _correlation(event: Event) -> object:
-    args = event.get("args")
-    return args.get("correlation") if isinstance(args, dict) else None
 
 
 def _gpu_work(

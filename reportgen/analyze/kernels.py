@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
-from reportgen.analyze.trace import Event, Trace
+from reportgen.analyze.trace import Trace, TraceEvent
 from reportgen.bundle.model import Kernel, KernelTable
 
 __all__ = ["CPU_SPAN_NAMES", "GPU_WORK_CATS", "is_cpu_span", "kernel_table"]
@@ -99,9 +99,9 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
     """
     samples: Iterable[tuple[str, str, float]]
     if device == "cuda":
-        samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.events) if op.cat in GPU_WORK_CATS)
+        samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.records()) if op.cat in GPU_WORK_CATS)
     else:
-        samples = _iter_cpu_self_times(trace.events)
+        samples = _iter_cpu_self_times(trace.records())
     rows = aggregate_by_name(samples, device)
     total_us = sum(row.time_us for row in rows)
     kernels = [
@@ -120,26 +120,16 @@ def is_cpu_span(name: str, cat: str) -> bool:
     )
 
 
-def _iter_ops(events: Iterable[Event]) -> Iterator[_Op]:
+def _iter_ops(events: Iterable[TraceEvent]) -> Iterator[_Op]:
     """Events with a string name and numeric, non-negative `ts` and `dur`."""
     for event in events:
-        if not isinstance(event, dict):
+        name, ts, dur = event.name, event.ts, event.dur
+        if name is None or ts is None or dur is None or dur < 0:
             continue
-        name, ts, dur = event.get("name"), _number(event.get("ts")), _number(event.get("dur"))
-        if not isinstance(name, str) or ts is None or dur is None or dur < 0:
-            continue
-        cat = event.get("cat")
-        thread = (event.get("pid"), event.get("tid"))
-        yield _Op(name, cat if isinstance(cat, str) else "", ts, dur, thread)
+        yield _Op(name, event.cat, ts, dur, (event.pid, event.tid))
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _iter_cpu_self_times(events: Sequence[Event]) -> Iterator[tuple[str, str, float]]:
+def _iter_cpu_self_times(events: Sequence[TraceEvent]) -> Iterator[tuple[str, str, float]]:
     """(name, cat, self time in us) of every CPU op with self time > 0, within profiler steps if any."""
     ops = list(_iter_ops(events))
     steps = _step_windows(ops)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.analyze.join import match_by_kind
-from reportgen.analyze.kernels import GPU_WORK_CATS, _number
+from reportgen.analyze.kernels import GPU_WORK_CATS
 from reportgen.analyze.trace import Trace
 from reportgen.bundle.model import GraphAnalysis, GraphBenchmark
 
@@ -65,11 +65,11 @@ def seed_busy(trace: Trace, benchmark: GraphBenchmark) -> SeedBusy | None:
     if benchmark.profiled_calls <= 0 or benchmark.wall_ms_per_call <= 0:
         return None
     total_us = dict.fromkeys(SEED_BUCKETS, 0.0)
-    for event in trace.events:
-        if not isinstance(event, dict) or event.get("cat") not in GPU_WORK_CATS:
+    for event in trace.records():
+        if event.cat not in GPU_WORK_CATS:
             continue
-        name, dur = event.get("name"), _number(event.get("dur"))
-        if isinstance(name, str) and dur is not None and dur >= 0:
+        name, dur = event.name, event.dur
+        if name is not None and dur is not None and dur >= 0:
             total_us[seed_bucket(name)] += dur
     per_call_wall_us = benchmark.wall_ms_per_call * 1000.0 * benchmark.profiled_calls
     percents = {bucket: 100.0 * us / per_call_wall_us for bucket, us in total_us.items()}

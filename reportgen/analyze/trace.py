@@ -12,19 +12,68 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from reportgen.errors import AnalysisError
 
-__all__ = ["DeviceProperties", "Event", "Trace", "load_trace"]
+__all__ = [
+    "RERUN_HINT",
+    "DeviceProperties",
+    "Event",
+    "Trace",
+    "TraceEvent",
+    "compact_event",
+    "header_fields",
+    "load_trace",
+    "number",
+]
 
 Event = Mapping[str, Any]
 """One raw chrome-trace event (`ph`, `cat`, `name`, `pid`, `tid`, `ts` and `dur` in us, `args`)."""
 
+
+class TraceEvent(NamedTuple):
+    """One event reduced to what the analyses read, types checked once (`compact_event`).
+
+    `name`, `ts`, `dur` are None when missing or of the wrong type; `cat` is "" then.
+    """
+
+    name: str | None
+    cat: str
+    ph: object
+    pid: object
+    tid: object
+    ts: float | None
+    dur: float | None
+    correlation: object
+
+
+def number(value: object) -> float | None:
+    """A JSON number as float; None for anything else (booleans included)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def compact_event(raw: object) -> TraceEvent | None:
+    """The `TraceEvent` of a raw event; None when it is not a JSON object."""
+    if not isinstance(raw, dict):
+        return None
+    name, cat, args = raw.get("name"), raw.get("cat"), raw.get("args")
+    return TraceEvent(
+        name if isinstance(name, str) else None,
+        cat if isinstance(cat, str) else "",
+        raw.get("ph"),
+        raw.get("pid"),
+        raw.get("tid"),
+        number(raw.get("ts")),
+        number(raw.get("dur")),
+        args.get("correlation") if isinstance(args, dict) else None,
+    )
+
+
 _GZIP_MAGIC = b"\x1f\x8b"
-_RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
+RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
 
 
 @dataclass(frozen=True)
@@ -48,6 +97,9 @@ class Trace:
     :param display_time_unit: `displayTimeUnit` ("ms" or "ns"); affects viewers only
     :param base_time_ns: `baseTimeNanoseconds`, the epoch offset of `ts`
     :param distributed_info: `distributedInfo` (rank, world size, backend) for distributed runs
+    :param cpu_extent_us: (first start, last end) of all CPU events, when `events` is a subset
+        (`reportgen.analyze.stream`); None when `events` holds them all
+    :param compact: `events` are `TraceEvent`s already (streamed), not raw events
     """
 
     path: Path
@@ -56,6 +108,14 @@ class Trace:
     display_time_unit: str | None = None
     base_time_ns: int | None = None
     distributed_info: Mapping[str, Any] | None = None
+    cpu_extent_us: tuple[float, float] | None = None
+    compact: bool = False
+
+    def records(self) -> Sequence[TraceEvent]:
+        """The events as `TraceEvent`s, which is what the analyses read."""
+        if self.compact:
+            return self.events  # type: ignore[return-value]
+        return [e for e in map(compact_event, self.events) if e is not None]
 
 
 def load_trace(path: str | Path) -> Trace:
@@ -66,18 +126,20 @@ def load_trace(path: str | Path) -> Trace:
     """
     path = Path(path)
     data = _parse_json(_decompress(_read_bytes(path), path), path)
-    events = data["traceEvents"]
+    return Trace(path=path, events=data["traceEvents"], **header_fields(data))
+
+
+def header_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """`Trace` fields from a trace's top-level keys (malformed values become None or empty)."""
     unit = data.get("displayTimeUnit")
     base = data.get("baseTimeNanoseconds")
     dist = data.get("distributedInfo")
-    return Trace(
-        path=path,
-        events=events,
-        device_properties=_device_properties(data.get("deviceProperties")),
-        display_time_unit=unit if isinstance(unit, str) else None,
-        base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
-        distributed_info=dist if isinstance(dist, dict) else None,
-    )
+    return {
+        "device_properties": _device_properties(data.get("deviceProperties")),
+        "display_time_unit": unit if isinstance(unit, str) else None,
+        "base_time_ns": base if isinstance(base, int) and not isinstance(base, bool) else None,
+        "distributed_info": dist if isinstance(dist, dict) else None,
+    }
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -100,14 +162,14 @@ def _decompress(raw: bytes, path: Path) -> bytes:
         message = "truncated gzip: the compressed stream ends before its end marker"
     except (gzip.BadGzipFile, zlib.error) as exc:
         message = f"invalid gzip data: {exc}"
-    raise AnalysisError(message, path=path, hint=_RERUN_HINT)
+    raise AnalysisError(message, path=path, hint=RERUN_HINT)
 
 
 def _parse_json(text: bytes, path: Path) -> dict[str, Any]:
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise AnalysisError(f"invalid JSON at byte {exc.pos}: {exc.msg}", path=path, hint=_RERUN_HINT) from None
+        raise AnalysisError(f"invalid JSON at byte {exc.pos}: {exc.msg}", path=path, hint=RERUN_HINT) from None
     if not isinstance(data, dict):
         raise AnalysisError(f"top level is a JSON {_json_kind(data)}, expected an object with `traceEvents`", path=path)
     if "traceEvents" not in data:

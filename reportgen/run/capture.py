@@ -19,7 +19,7 @@ import torch
 
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.modules import parse_wrapper
-from reportgen.analyze.trace import load_trace
+from reportgen.analyze.stream import read_trace
 from reportgen.bundle.model import GraphBenchmark, KernelBenchmark, ModuleFile
 from reportgen.run import inductor
 
@@ -187,7 +187,7 @@ def benchmark_kernels(
     A kernel module the run's process already loaded is reused; otherwise its copy in the bundle is
     imported (its Triton binary comes from the run's still-warm cache): a handful of modules, not all.
     """
-    table = kernel_table(load_trace(trace_file), "cuda", steps)
+    table = kernel_table(read_trace(trace_file, "cuda"), "cuda", steps)
     triton = [k for k in table.kernels if k.name.startswith("triton_")]
     hot = {k.name for rank, k in enumerate(triton) if rank < top or k.share >= min_share}
     loaded = {Path(getattr(m, "__file__", "") or "").name: m for m in modules}

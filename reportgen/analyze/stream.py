@@ -1,0 +1,426 @@
+"""Streaming chrome-trace reader: what the analyses need from a trace of any size, in bounded memory.
+
+`read_trace(path, device)` parses `traceEvents` one event at a time (ijson's yajl2 C backend; gzip
+decompressed on a second thread) and keeps only the events an analysis reads, slimmed to the keys it
+reads (`ph cat name pid tid ts dur args.correlation`), with interned names:
+
+- GPU work (`kernel`, `gpu_memcpy`, `gpu_memset`) and launches (`cuda_runtime`, `cuda_driver`) that
+  carry a `correlation`;
+- CPU spans (steps, compiled regions, `CompiledFunction[Backward]`, `## ... ##`, user annotations); on a
+  CPU run (`device="cpu"`) every `cpu_op` too, since the kernel table there is built from them;
+- the extent of all CPU events (`Trace.cpu_extent_us`), which the whole-trace window needs.
+
+Everything else (the bulk of a GPU trace: ATen ops, Python functions, flows) is counted and dropped, so
+results equal those of `load_trace` (a test pins that) while memory follows what is kept, not the file.
+Header keys (`deviceProperties`, `displayTimeUnit`, `baseTimeNanoseconds`, `distributedInfo`) are read
+from the file's first and last megabyte, before or after `traceEvents`.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import gc
+import gzip
+import io
+import multiprocessing
+import os
+import queue
+import re
+import threading
+import zlib
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+import ijson
+import orjson
+
+from reportgen.analyze.kernels import GPU_WORK_CATS, is_cpu_span
+from reportgen.analyze.regions import is_graph_span
+from reportgen.analyze.trace import RERUN_HINT, Trace, TraceEvent, compact_event, header_fields, load_trace, number
+from reportgen.errors import AnalysisError
+
+__all__ = ["paused_gc", "read_trace"]
+
+_LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
+_CPU_CATS = frozenset({"cpu_op", "user_annotation"})
+_EDGE_BYTES = 1 << 20
+_CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_PARALLEL_BYTES = 64 << 20
+_EXACT_ERROR_BYTES = 256 << 20
+_EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
+_BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic-GC passes for the duration: reading creates millions of acyclic objects, and each
+    pass would walk all of them (~30 % of the analysis time on a 100 MB trace)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class _Source(io.RawIOBase):
+    """Decompressed bytes of the trace (gzip inflated on a producer thread), keeping its head and tail."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.position, self.head = path, 0, bytearray()
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._tail_size, self._pending, self._done = 0, b"", False
+        self._chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=8)
+        self._thread = threading.Thread(target=self._produce, name="reportgen-inflate", daemon=True)
+        self._thread.start()
+
+    def _produce(self) -> None:
+        try:
+            with open(self.path, "rb") as raw:
+                first = raw.read(_CHUNK)
+                gz = self.path.suffix == ".gz" or first.startswith(_GZIP_MAGIC)
+                inflate = zlib.decompressobj(wbits=31) if gz else None
+                block = first
+                while block:
+                    if inflate is None:
+                        self._chunks.put(block)
+                    else:
+                        self._inflate(inflate, block)
+                    block = raw.read(_CHUNK)
+                if inflate is not None and not inflate.eof:
+                    raise EOFError("truncated gzip: the compressed stream ends before its end marker")
+            self._chunks.put(None)
+        except BaseException as exc:  # handed to the reading thread, raised there
+            self._chunks.put(exc)
+
+    def _inflate(self, inflate: Any, block: bytes) -> None:
+        while block:
+            if inflate.eof:  # a second gzip member (concatenated files) starts here
+                block, inflate = inflate.unused_data, zlib.decompressobj(wbits=31)
+                continue
+            self._chunks.put(inflate.decompress(block, _CHUNK * 8))
+            block = inflate.unconsumed_tail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._pending
+        while not data:
+            if self._done:
+                return 0
+            item = self._chunks.get()
+            if item is None:
+                self._done = True
+                return 0
+            if isinstance(item, BaseException):
+                raise item
+            data = item
+        size = min(len(buffer), len(data))
+        buffer[:size] = data[:size]
+        self._pending = data[size:]
+        self._keep(bytes(data[:size]))
+        return size
+
+    def _keep(self, data: bytes) -> None:
+        self.position += len(data)
+        if len(self.head) < _EDGE_BYTES:
+            self.head += data[: _EDGE_BYTES - len(self.head)]
+        self._tail.append(data)
+        self._tail_size += len(data)
+        while self._tail_size - len(self._tail[0]) >= _EDGE_BYTES:
+            self._tail_size -= len(self._tail.popleft())
+
+    @property
+    def tail(self) -> bytes:
+        return b"".join(self._tail)
+
+
+class _Filter:
+    """Which events to keep (as `TraceEvent` tuples), and the extent of all CPU events."""
+
+    def __init__(self, device: Literal["cuda", "cpu"]) -> None:
+        self.all_cpu_ops = device == "cpu"
+        self.first_us, self.last_us = float("inf"), float("-inf")
+        self.seen = 0
+        self._names: dict[str, str] = {}
+        self._spans: dict[tuple[str, str], bool] = {}  # (name, cat) -> kept: names repeat, decide once
+
+    def keep(self, events: Iterator[Any]) -> list[TraceEvent]:
+        kept: list[TraceEvent] = []
+        add, names, spans = kept.append, self._names, self._spans
+        first_us, last_us, seen = self.first_us, self.last_us, 0
+        for raw in events:
+            seen += 1
+            if type(raw) is not dict:
+                continue
+            cat = raw.get("cat")
+            if cat in GPU_WORK_CATS:
+                pass
+            elif cat in _LAUNCH_CATS:
+                args = raw.get("args")
+                if type(args) is not dict or args.get("correlation") is None:
+                    continue
+            elif cat in _CPU_CATS:
+                name = raw.get("name")
+                if type(name) is not str:
+                    continue
+                ts, dur = number(raw.get("ts")), number(raw.get("dur"))
+                if ts is not None and dur is not None and dur >= 0:
+                    if ts < first_us:
+                        first_us = ts
+                    if ts + dur > last_us:
+                        last_us = ts + dur
+                keep = spans.get((name, cat))
+                if keep is None:
+                    keep = spans[(name, cat)] = self.all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
+                if not keep:
+                    continue
+            else:
+                continue
+            event = compact_event(raw)
+            if event is not None:
+                if event.name is not None:
+                    event = event._replace(name=names.setdefault(event.name, event.name))
+                add(event)
+        self.first_us, self.last_us, self.seen = first_us, last_us, self.seen + seen
+        return kept
+
+
+def read_trace(path: str | Path, device: Literal["cuda", "cpu"] = "cuda", parallel: bool | None = None) -> Trace:
+    """Stream a `.json.gz` or `.json` chrome trace into a `Trace` holding only what the analyses read.
+
+    A plain-JSON trace over 64 MB is read by two processes, each parsing half of `traceEvents` (see
+    `_read_halves`); `parallel` forces that on or off.
+
+    :raises AnalysisError: missing or unreadable file, truncated gzip, invalid JSON (with the byte offset
+        in the decompressed text), or not a chrome trace
+    """
+    path = Path(path)
+    if not path.exists():
+        raise AnalysisError("trace file not found", path=path, hint="check the bundle's manifest.json `trace_file`")
+    if parallel is None:
+        parallel = (os.cpu_count() or 1) > 1 and path.is_file() and path.stat().st_size > _PARALLEL_BYTES
+    with paused_gc():
+        if parallel and (halves := _read_halves(path, device)) is not None:
+            return halves
+        return _read_stream(path, device)
+
+
+def _read_stream(path: Path, device: Literal["cuda", "cpu"]) -> Trace:
+    source = _Source(path)
+    chooser = _Filter(device)
+    try:
+        events = chooser.keep(ijson.items(io.BufferedReader(source, _CHUNK), "traceEvents.item", use_float=True))
+    except (EOFError, zlib.error, ijson.JSONError, OSError) as exc:
+        raise _explain(path, exc, source.position) from None
+    header = _header(bytes(source.head), source.tail, path)
+    extent = (chooser.first_us, chooser.last_us) if chooser.first_us <= chooser.last_us else None
+    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **header_fields(header))
+
+
+def _explain(path: Path, exc: BaseException, position: int) -> AnalysisError:
+    """The error for a trace the stream could not read.
+
+    Up to 256 MB, the full loader reads the file again for its exact message (the byte offset from
+    orjson, gzip's own wording); beyond, the message gives the offset the stream had reached.
+    """
+    if path.is_file() and path.stat().st_size <= _EXACT_ERROR_BYTES:
+        try:
+            load_trace(path)
+        except AnalysisError as exact:
+            return exact
+    if isinstance(exc, OSError) and not isinstance(exc, gzip.BadGzipFile):
+        return AnalysisError(f"cannot read trace file: {exc.strerror or exc}", path=path)
+    if isinstance(exc, ijson.JSONError):
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = f"invalid JSON near byte {position:,} of the decompressed text: {detail}"
+    else:
+        message = str(exc) if isinstance(exc, EOFError) else f"invalid gzip data: {exc}"
+    return AnalysisError(message, path=path, hint=RERUN_HINT)
+
+
+def _header(head: bytes, tail: bytes, path: Path) -> dict[str, Any]:
+    """Top-level keys other than `traceEvents`: those before it (from `head`) and after it (from `tail`)."""
+    found: dict[str, Any] = {}
+    events_kind = None
+    try:
+        parser = ijson.parse(head)
+        _, first, _ = next(parser)
+        if first != "start_map":
+            raise AnalysisError(
+                f"top level is a JSON {_KINDS.get(first, 'value')}, expected an object with `traceEvents`", path=path
+            )
+        for prefix, event, value in parser:
+            if prefix == "" and event == "map_key" and value == "traceEvents":
+                events_kind = next(parser)[1]
+                break
+    except (ijson.JSONError, StopIteration):
+        pass
+    try:
+        for key, value in ijson.kvitems(head, "", use_float=True):
+            if key == "traceEvents":
+                break
+            found[key] = value
+    except ijson.JSONError:  # the head ends inside traceEvents (or the file is that short)
+        pass
+    if events_kind not in (None, "start_array"):
+        raise AnalysisError(
+            f"`traceEvents` is a JSON {_KINDS.get(events_kind, 'object')}, expected an array", path=path
+        )
+    if events_kind is None:
+        raise AnalysisError(
+            "no `traceEvents`: not a torch.profiler chrome trace",
+            path=path,
+            hint="export the trace with `prof.export_chrome_trace(path)`",
+        )
+    found.update(_trailing(tail))
+    return found
+
+
+_KINDS = {
+    "start_map": "object",
+    "start_array": "array",
+    "string": "string",
+    "number": "number",
+    "boolean": "boolean",
+    "null": "null",
+}
+
+
+def _trailing(tail: bytes) -> dict[str, Any]:
+    """Keys after `traceEvents`: the first `]` of the tail whose remainder reads as the rest of the object."""
+    start = 0
+    while (close := tail.find(b"]", start)) >= 0:
+        start = close + 1
+        rest = tail[start:].lstrip().removeprefix(b",").lstrip()
+        if not rest.endswith(b"}") and not rest.rstrip().endswith(b"}"):
+            continue
+        try:
+            value = orjson.loads(b"{" + rest)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            value.pop("traceEvents", None)
+            return value
+    return {}
+
+
+# --- two halves in two processes -----------------------------------------------------------------------
+
+
+class _Range(io.RawIOBase):
+    """`[` + bytes [start, end) of a file + `]`: one half of `traceEvents` as a JSON array of its own."""
+
+    def __init__(self, path: Path, start: int, end: int) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._file.seek(start)
+        self._parts = [b"["]
+        self._left, self._closed_array = end - start, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._parts:
+            data = self._parts.pop()
+        elif self._left > 0:
+            data = self._file.read(min(len(buffer), self._left, _CHUNK))
+            self._left -= len(data)
+            if not data:
+                self._left = 0
+        elif not self._closed_array:
+            data, self._closed_array = b"]", True
+        else:
+            return 0
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+_Half = tuple[list[tuple[Any, ...]], float, float, int]
+
+
+def _read_range(path: Path, start: int, end: int, device: Literal["cuda", "cpu"]) -> _Half:
+    chooser = _Filter(device)
+    with _Range(path, start, end) as source:
+        kept = chooser.keep(ijson.items(io.BufferedReader(source, _CHUNK), "item", use_float=True))
+    return [tuple(event) for event in kept], chooser.first_us, chooser.last_us, chooser.seen
+
+
+def _split_points(path: Path) -> tuple[int, int, int] | None:
+    """(start of the first event, the comma between two events near the middle, end of the last event)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(_EDGE_BYTES)
+        if head.startswith(_GZIP_MAGIC):
+            return None
+        fh.seek(max(size - _EDGE_BYTES, 0))
+        tail_at = fh.tell()
+        tail = fh.read()
+        opening = _EVENTS_START.search(head)
+        closing = _closing_bracket(tail)
+        if opening is None or closing is None:
+            return None
+        start, end = opening.end(), tail_at + closing
+        fh.seek((start + end) // 2)
+        window = fh.read(_EDGE_BYTES)
+        between = _BETWEEN_EVENTS.search(window)
+        if between is None:
+            return None
+        comma = (start + end) // 2 + window.index(b",", between.start())
+    return (start, comma, end) if start < comma < end else None
+
+
+def _closing_bracket(tail: bytes) -> int | None:
+    """Offset in `tail` of the `]` that closes `traceEvents` (see `_trailing`)."""
+    start = 0
+    while (close := tail.find(b"]", start)) >= 0:
+        start = close + 1
+        rest = tail[start:].lstrip().removeprefix(b",").lstrip()
+        try:
+            value = orjson.loads(b"{" + rest)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return close
+    return None
+
+
+def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
+    """Read both halves at once (this process and one worker); None when the file does not split cleanly.
+
+    A half parses as a JSON array only if its bytes hold whole events (balanced brackets), so a split
+    inside an event cannot go unnoticed: it falls back to the single-process reader.
+    """
+    points = _split_points(path)
+    if points is None:
+        return None
+    start, comma, end = points
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    try:
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            second = pool.submit(_read_range, path, comma + 1, end, device)
+            first_half = _read_range(path, start, comma, device)
+            second_half = second.result()
+    except (ijson.JSONError, OSError):
+        return None
+    make = TraceEvent._make
+    events = [make(e) for e in first_half[0]] + [make(e) for e in second_half[0]]
+    first_us, last_us = min(first_half[1], second_half[1]), max(first_half[2], second_half[2])
+    with open(path, "rb") as fh:
+        head = fh.read(_EDGE_BYTES)
+        fh.seek(max(path.stat().st_size - _EDGE_BYTES, 0))
+        tail = fh.read()
+    header = _header(head, tail, path)
+    extent = (first_us, last_us) if first_us <= last_us else None
+    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **header_fields(header))
