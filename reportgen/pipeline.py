@@ -9,14 +9,14 @@ from typing import Protocol
 
 from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import read_capture, read_manifest, write_analysis
+from reportgen.bundle.store import ANALYSIS_FILE, iter_bundles, read_capture, read_manifest, write_analysis
 from reportgen.console import PrintProgress
 from reportgen.errors import RecipeError, ReportgenError
 from reportgen.recipe import Recipe, load_recipes
 from reportgen.recipe.model import Variant
 from reportgen.run import RunOptions, run_recipe
 
-__all__ = ["Progress", "RunOutcome", "analyze_bundle", "build", "report", "run_recipes"]
+__all__ = ["Progress", "RunOutcome", "analyze_bundle", "analyze_missing", "build", "report", "run_recipes"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,23 @@ def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[
     return list(chosen)
 
 
+def analyze_missing(results_dir: Path) -> list[Path]:
+    """Analyse the successful bundles that have no analysis.json yet (e.g. a run analysed elsewhere
+    failed, or only its trace was copied in); returns them. A failure stays on the bundle's page."""
+    done = []
+    for bundle in iter_bundles(results_dir) if results_dir.is_dir() else []:
+        if (bundle / ANALYSIS_FILE).is_file():
+            continue
+        try:
+            manifest = read_manifest(bundle)
+        except ReportgenError:
+            continue  # the site shows an unreadable bundle as such
+        if manifest.status is RunStatus.ok and manifest.trace_file is not None:
+            analyze_bundle(bundle, manifest)
+            done.append(bundle)
+    return done
+
+
 def run_recipes(
     paths: Sequence[Path],
     results_dir: Path,
@@ -106,6 +123,7 @@ def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, pro
     from reportgen.site import build_site  # rendering needs Sphinx, nbformat, matplotlib; running does not
 
     progress = progress or PrintProgress()
+    analyze_missing(results_dir)
     html = build_site(results_dir, source_dir, html_dir, on_stage=progress.build_stage)
     progress.site_built(html)
     return html

@@ -129,3 +129,21 @@ def test_running_needs_no_rendering_libraries() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_build_analyses_bundles_that_have_no_analysis(tmp_path: Path) -> None:
+    import shutil
+
+    from reportgen.bundle.store import read_analysis
+    from reportgen.pipeline import analyze_missing
+
+    source = Path(__file__).resolve().parent / "data" / "bundles" / "fused_add_mul"
+    bundle = tmp_path / "results" / "fused_add_mul"
+    shutil.copytree(source, bundle)
+    before = read_analysis(bundle)
+    (bundle / "analysis.json").unlink()
+    assert analyze_missing(tmp_path / "results") == [bundle]
+    after = read_analysis(bundle)
+    assert after is not None and before is not None
+    assert after.kernels == before.kernels
+    assert analyze_missing(tmp_path / "results") == []  # analysed once
