@@ -40,8 +40,12 @@ class SmallConvNet(nn.Module):
     def __init__(self, channels: int = 16, classes: int = 10) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, channels, 3, padding=1), nn.BatchNorm2d(channels), nn.ReLU(),
-            nn.Conv2d(channels, channels * 2, 3, padding=1, stride=2), nn.BatchNorm2d(channels * 2), nn.ReLU(),
+            nn.Conv2d(3, channels, 3, padding=1),
+            nn.BatchNorm2d(channels),
+            nn.ReLU(),
+            nn.Conv2d(channels, channels * 2, 3, padding=1, stride=2),
+            nn.BatchNorm2d(channels * 2),
+            nn.ReLU(),
             nn.AdaptiveAvgPool2d(1),
         )
         self.head = nn.Linear(channels * 2, classes)

@@ -99,7 +99,11 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
     """
     samples: Iterable[tuple[str, str, float]]
     if device == "cuda":
-        samples = ((op.name, op.cat, op.dur) for op in _iter_ops(trace.records()) if op.cat in GPU_WORK_CATS)
+        samples = (
+            (e.name, e.cat, e.dur)
+            for e in trace.records()
+            if e.cat in GPU_WORK_CATS and e.name is not None and e.ts is not None and e.dur is not None and e.dur >= 0
+        )
     else:
         samples = _iter_cpu_self_times(trace.records())
     rows = aggregate_by_name(samples, device)

@@ -29,7 +29,7 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +49,8 @@ _CPU_CATS = frozenset({"cpu_op", "user_annotation"})
 _EDGE_BYTES = 1 << 20
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+_PIECE = 2 << 20
+_MAX_CARRY = 64 << 20
 _PARALLEL_BYTES = 64 << 20
 _EXACT_ERROR_BYTES = 256 << 20
 _EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
@@ -74,10 +76,23 @@ class _Source(io.RawIOBase):
     def __init__(self, path: Path) -> None:
         self.path, self.position, self.head = path, 0, bytearray()
         self._tail: collections.deque[bytes] = collections.deque()
-        self._tail_size, self._pending, self._done = 0, b"", False
+        self._tail_size, self._pending, self._done, self._stop = 0, b"", False, False
         self._chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=8)
         self._thread = threading.Thread(target=self._produce, name="reportgen-inflate", daemon=True)
         self._thread.start()
+
+    def _put(self, item: bytes | BaseException | None) -> None:
+        while not self._stop:
+            try:
+                self._chunks.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def close(self) -> None:
+        """Stop the producer (a reader that gave up leaves no thread behind)."""
+        self._stop = True
+        super().close()
 
     def _produce(self) -> None:
         try:
@@ -86,25 +101,27 @@ class _Source(io.RawIOBase):
                 gz = self.path.suffix == ".gz" or first.startswith(_GZIP_MAGIC)
                 inflate = zlib.decompressobj(wbits=31) if gz else None
                 block = first
-                while block:
+                while block and not self._stop:
                     if inflate is None:
-                        self._chunks.put(block)
+                        self._put(block)
                     else:
-                        self._inflate(inflate, block)
+                        inflate = self._inflate(inflate, block)
                     block = raw.read(_CHUNK)
                 if inflate is not None and not inflate.eof:
                     raise EOFError("truncated gzip: the compressed stream ends before its end marker")
-            self._chunks.put(None)
+            self._put(None)
         except BaseException as exc:  # handed to the reading thread, raised there
-            self._chunks.put(exc)
+            self._put(exc)
 
-    def _inflate(self, inflate: Any, block: bytes) -> None:
-        while block:
+    def _inflate(self, inflate: Any, block: bytes) -> Any:
+        """Inflate one block; returns the decompressor for the next (a new one after a member's end)."""
+        while block and not self._stop:
             if inflate.eof:  # a second gzip member (concatenated files) starts here
                 block, inflate = inflate.unused_data, zlib.decompressobj(wbits=31)
                 continue
-            self._chunks.put(inflate.decompress(block, _CHUNK * 8))
+            self._put(inflate.decompress(block, _CHUNK * 8))
             block = inflate.unconsumed_tail
+        return inflate
 
     def readable(self) -> bool:
         return True
@@ -141,6 +158,61 @@ class _Source(io.RawIOBase):
         return b"".join(self._tail)
 
 
+class _NotChunkableError(Exception):
+    """The fast path cannot cut this text into whole events: the caller falls back to ijson."""
+
+
+class _EventText:
+    """`traceEvents` as lists of events: the text is cut into ~2 MB pieces at `}, {` and each piece is
+    parsed with orjson as `[piece]`.
+
+    A piece parses only if it holds whole events at the array's top level (balanced brackets), so a
+    cut inside an event (a `}, {` in nested data) is caught, and the piece is carried into the next.
+    `read` continues right after the array's `[`; with `closing`, the array's `]` and what follows
+    (`trailing`) are found at the end, else the text ends with the last event.
+    """
+
+    def __init__(self, read: Callable[[int], bytes], closing: bool, initial: bytes = b"") -> None:
+        self._read, self._closing, self._buf = read, closing, initial
+        self.trailing = b""
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        buf, carry, eof = self._buf, b"", False
+        while True:
+            cut = _BETWEEN_EVENTS.search(buf, _PIECE // 2) if len(buf) > _PIECE // 2 else None
+            if cut is None and not eof:
+                block = self._read(_PIECE)
+                eof = not block
+                buf += block
+                continue
+            if cut is None:  # the end: the last events, then `]` and the rest of the object
+                close = _closing_bracket(buf) if self._closing else len(buf)
+                if close is None:
+                    raise _NotChunkableError("no closing bracket")
+                self.trailing = buf[close + 1 :] if self._closing else b""
+                yield _loads(carry + buf[:close])
+                return
+            comma = buf.index(b",", cut.start())
+            text, buf = carry + buf[:comma], buf[comma + 1 :]
+            try:
+                events = orjson.loads(b"[" + text + b"]")
+            except orjson.JSONDecodeError:
+                if len(text) > _MAX_CARRY:
+                    raise _NotChunkableError("no whole event in 64 MB") from None
+                carry = text + b","
+                continue
+            carry = b""
+            yield events
+
+
+def _loads(text: bytes) -> list[Any]:
+    try:
+        events = orjson.loads(b"[" + text + b"]")
+    except orjson.JSONDecodeError:
+        raise _NotChunkableError("the last piece is not whole events") from None
+    return events
+
+
 class _Filter:
     """Which events to keep (as `TraceEvent` tuples), and the extent of all CPU events."""
 
@@ -148,11 +220,13 @@ class _Filter:
         self.all_cpu_ops = device == "cpu"
         self.first_us, self.last_us = float("inf"), float("-inf")
         self.seen = 0
+        self.events: list[TraceEvent] = []
         self._names: dict[str, str] = {}
         self._spans: dict[tuple[str, str], bool] = {}  # (name, cat) -> kept: names repeat, decide once
 
-    def keep(self, events: Iterator[Any]) -> list[TraceEvent]:
-        kept: list[TraceEvent] = []
+    def keep(self, events: Iterable[Any]) -> list[TraceEvent]:
+        """Add the events worth keeping to `self.events`; returns it."""
+        kept = self.events
         add, names, spans = kept.append, self._names, self._spans
         first_us, last_us, seen = self.first_us, self.last_us, 0
         for raw in events:
@@ -213,15 +287,29 @@ def read_trace(path: str | Path, device: Literal["cuda", "cpu"] = "cuda", parall
 
 
 def _read_stream(path: Path, device: Literal["cuda", "cpu"]) -> Trace:
+    """One stream: orjson on pieces of the text (`_EventText`), or ijson when the text does not cut."""
     source = _Source(path)
     chooser = _Filter(device)
     try:
-        events = chooser.keep(ijson.items(io.BufferedReader(source, _CHUNK), "traceEvents.item", use_float=True))
+        try:
+            reader = io.BufferedReader(source, _CHUNK)
+            head = reader.read(_EDGE_BYTES)
+            opening = _EVENTS_START.search(head)
+            if opening is None:
+                raise _NotChunkableError("no `traceEvents` in the first megabyte")
+            text = _EventText(reader.read, closing=True, initial=head[opening.end() :])
+            for events in text:
+                chooser.keep(events)
+            header = _header(head, b"]" + text.trailing, path)
+        except _NotChunkableError:
+            source.close()
+            source, chooser = _Source(path), _Filter(device)
+            chooser.keep(ijson.items(io.BufferedReader(source, _CHUNK), "traceEvents.item", use_float=True))
+            header = _header(bytes(source.head), source.tail, path)
     except (EOFError, zlib.error, ijson.JSONError, OSError) as exc:
         raise _explain(path, exc, source.position) from None
-    header = _header(bytes(source.head), source.tail, path)
     extent = (chooser.first_us, chooser.last_us) if chooser.first_us <= chooser.last_us else None
-    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **header_fields(header))
+    return Trace(path=path, events=chooser.events, cpu_extent_us=extent, compact=True, **header_fields(header))
 
 
 def _explain(path: Path, exc: BaseException, position: int) -> AnalysisError:
@@ -314,46 +402,34 @@ def _trailing(tail: bytes) -> dict[str, Any]:
 # --- two halves in two processes -----------------------------------------------------------------------
 
 
-class _Range(io.RawIOBase):
-    """`[` + bytes [start, end) of a file + `]`: one half of `traceEvents` as a JSON array of its own."""
+class _Range:
+    """`read(n)` over bytes [start, end) of a file."""
 
     def __init__(self, path: Path, start: int, end: int) -> None:
-        self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
         self._file.seek(start)
-        self._parts = [b"["]
-        self._left, self._closed_array = end - start, False
+        self._left = end - start
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._parts:
-            data = self._parts.pop()
-        elif self._left > 0:
-            data = self._file.read(min(len(buffer), self._left, _CHUNK))
-            self._left -= len(data)
-            if not data:
-                self._left = 0
-        elif not self._closed_array:
-            data, self._closed_array = b"]", True
-        else:
-            return 0
-        buffer[: len(data)] = data
-        return len(data)
+    def read(self, size: int) -> bytes:
+        data = self._file.read(min(size, self._left)) if self._left > 0 else b""
+        self._left -= len(data)
+        return data
 
     def close(self) -> None:
         self._file.close()
-        super().close()
 
 
 _Half = tuple[list[tuple[Any, ...]], float, float, int]
 
 
 def _read_range(path: Path, start: int, end: int, device: Literal["cuda", "cpu"]) -> _Half:
-    chooser = _Filter(device)
-    with _Range(path, start, end) as source:
-        kept = chooser.keep(ijson.items(io.BufferedReader(source, _CHUNK), "item", use_float=True))
-    return [tuple(event) for event in kept], chooser.first_us, chooser.last_us, chooser.seen
+    chooser, source = _Filter(device), _Range(path, start, end)
+    try:
+        for events in _EventText(source.read, closing=False):
+            chooser.keep(events)
+    finally:
+        source.close()
+    return [tuple(event) for event in chooser.events], chooser.first_us, chooser.last_us, chooser.seen
 
 
 def _split_points(path: Path) -> tuple[int, int, int] | None:
@@ -412,7 +488,7 @@ def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
             second = pool.submit(_read_range, path, comma + 1, end, device)
             first_half = _read_range(path, start, comma, device)
             second_half = second.result()
-    except (ijson.JSONError, OSError):
+    except (_NotChunkableError, OSError):
         return None
     make = TraceEvent._make
     events = [make(e) for e in first_half[0]] + [make(e) for e in second_half[0]]

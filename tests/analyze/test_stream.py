@@ -122,3 +122,42 @@ def test_not_a_trace(tmp_path: Path, payload: bytes, message: str) -> None:
     path = tmp_path / "trace.json"
     path.write_bytes(payload)
     assert _error(path).message.startswith(message)
+
+
+def _nested_trace(path: Path, count: int = 400) -> Path:
+    """Kernels whose args hold arrays of objects: `}, {` inside events, where a cut must not land."""
+    events = [
+        {
+            "ph": "X",
+            "cat": "kernel" if i % 2 else "cpu_op",
+            "name": f"k{i % 7}",
+            "ts": float(i),
+            "dur": 0.5,
+            "args": {"correlation": i, "pairs": [{"a": i}, {"b": [{"c": 1}, {"d": 2}]}]},
+        }
+        for i in range(count)
+    ]
+    path.write_bytes(orjson.dumps({"traceEvents": events, "traceName": "nested]"}, option=orjson.OPT_INDENT_2))
+    return path
+
+
+@pytest.mark.parametrize("piece", [64, 300, 4096])
+def test_cuts_inside_events_are_carried_into_the_next_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
+) -> None:
+    monkeypatch.setattr("reportgen.analyze.stream._PIECE", piece)
+    path = _nested_trace(tmp_path / "trace.json")
+    full = load_trace(path)
+    for parallel in (False, True):
+        streamed = read_trace(path, "cpu", parallel=parallel)
+        assert streamed.records() == full.records()
+        assert _results(streamed, "cpu") == _results(full, "cpu")
+
+
+def test_text_that_does_not_cut_is_read_with_ijson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    monkeypatch.setattr("reportgen.analyze.stream._EVENTS_START", re.compile(rb"(?!)"))  # never matches
+    full, streamed = load_trace(FIXTURE), read_trace(FIXTURE, "cuda")
+    assert _results(streamed, "cuda") == _results(full, "cuda")
+    assert _header(streamed) == _header(full)
