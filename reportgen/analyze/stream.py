@@ -39,13 +39,15 @@ import orjson
 
 from reportgen.analyze.kernels import GPU_WORK_CATS, is_cpu_span
 from reportgen.analyze.regions import is_graph_span
-from reportgen.analyze.trace import RERUN_HINT, Trace, TraceEvent, compact_event, header_fields, load_trace, number
+from reportgen.analyze.trace import RERUN_HINT, Trace, TraceEvent, header_fields, load_trace
 from reportgen.errors import AnalysisError
 
 __all__ = ["paused_gc", "read_trace"]
 
 _LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
 _CPU_CATS = frozenset({"cpu_op", "user_annotation"})
+_GPU, _LAUNCH, _CPU = 1, 2, 3
+_KIND = {**dict.fromkeys(GPU_WORK_CATS, _GPU), **dict.fromkeys(_LAUNCH_CATS, _LAUNCH), **dict.fromkeys(_CPU_CATS, _CPU)}
 _EDGE_BYTES = 1 << 20
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -222,46 +224,53 @@ class _Filter:
         self.seen = 0
         self.events: list[TraceEvent] = []
         self._names: dict[str, str] = {}
-        self._spans: dict[tuple[str, str], bool] = {}  # (name, cat) -> kept: names repeat, decide once
+        self._spans: dict[str, dict[str, bool]] = {}  # cat -> name -> kept: names repeat, decide once
 
     def keep(self, events: Iterable[Any]) -> list[TraceEvent]:
-        """Add the events worth keeping to `self.events`; returns it."""
+        """Add the events worth keeping to `self.events`; returns it. The hot loop of the reader:
+        one dict lookup classifies an event, and kept ones become `TraceEvent`s in place."""
         kept = self.events
-        add, names, spans = kept.append, self._names, self._spans
+        add, names, all_cpu_ops = kept.append, self._names, self.all_cpu_ops
+        decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in _CPU_CATS}
         first_us, last_us, seen = self.first_us, self.last_us, 0
         for raw in events:
             seen += 1
             if type(raw) is not dict:
                 continue
             cat = raw.get("cat")
-            if cat in GPU_WORK_CATS:
-                pass
-            elif cat in _LAUNCH_CATS:
-                args = raw.get("args")
-                if type(args) is not dict or args.get("correlation") is None:
+            kind = _KIND.get(cat) if type(cat) is str else None
+            if kind is None:
+                continue
+            name = raw.get("name")
+            ts, dur, args = raw.get("ts"), raw.get("dur"), raw.get("args")
+            ts = float(ts) if type(ts) is float or type(ts) is int else None
+            dur = float(dur) if type(dur) is float or type(dur) is int else None
+            if kind == _LAUNCH:
+                correlation = args.get("correlation") if type(args) is dict else None
+                if correlation is None:
                     continue
-            elif cat in _CPU_CATS:
-                name = raw.get("name")
+            elif kind == _CPU:
                 if type(name) is not str:
                     continue
-                ts, dur = number(raw.get("ts")), number(raw.get("dur"))
                 if ts is not None and dur is not None and dur >= 0:
                     if ts < first_us:
                         first_us = ts
                     if ts + dur > last_us:
                         last_us = ts + dur
-                keep = spans.get((name, cat))
+                by_name = decided[cat]
+                keep = by_name.get(name)
                 if keep is None:
-                    keep = spans[(name, cat)] = self.all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
+                    keep = by_name[name] = all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
                 if not keep:
                     continue
+                correlation = args.get("correlation") if type(args) is dict else None
             else:
-                continue
-            event = compact_event(raw)
-            if event is not None:
-                if event.name is not None:
-                    event = event._replace(name=names.setdefault(event.name, event.name))
-                add(event)
+                correlation = args.get("correlation") if type(args) is dict else None
+            if type(name) is str:
+                name = names.setdefault(name, name)
+            elif name is not None:
+                name = None
+            add(TraceEvent(name, cat, raw.get("ph"), raw.get("pid"), raw.get("tid"), ts, dur, correlation))
         self.first_us, self.last_us, self.seen = first_us, last_us, self.seen + seen
         return kept
 
