@@ -188,9 +188,10 @@ class _EventText:
                 buf += block
                 continue
             if cut is None:  # the end: the last events, then `]` and the rest of the object
-                close = _closing_bracket(buf) if self._closing else len(buf)
-                if close is None:
+                found = _closing(buf) if self._closing else (len(buf), {})
+                if found is None:
                     raise _NotChunkableError("no closing bracket")
+                close = found[0]
                 self.trailing = buf[close + 1 :] if self._closing else b""
                 yield _loads(carry + buf[:close])
                 return
@@ -391,12 +392,19 @@ _KINDS = {
 
 
 def _trailing(tail: bytes) -> dict[str, Any]:
-    """Keys after `traceEvents`: the first `]` of the tail whose remainder reads as the rest of the object."""
+    """Keys after `traceEvents` (see `_closing`); empty when none or not found."""
+    found = _closing(tail)
+    return found[1] if found is not None else {}
+
+
+def _closing(tail: bytes) -> tuple[int, dict[str, Any]] | None:
+    """(offset of the `]` that closes `traceEvents`, the keys after it): the first `]` of `tail` whose
+    remainder reads as the rest of the top-level object."""
     start = 0
     while (close := tail.find(b"]", start)) >= 0:
         start = close + 1
         rest = tail[start:].lstrip().removeprefix(b",").lstrip()
-        if not rest.endswith(b"}") and not rest.rstrip().endswith(b"}"):
+        if not rest.rstrip().endswith(b"}"):
             continue
         try:
             value = orjson.loads(b"{" + rest)
@@ -404,8 +412,8 @@ def _trailing(tail: bytes) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             value.pop("traceEvents", None)
-            return value
-    return {}
+            return close, value
+    return None
 
 
 # --- two halves in two processes -----------------------------------------------------------------------
@@ -452,10 +460,10 @@ def _split_points(path: Path) -> tuple[int, int, int] | None:
         tail_at = fh.tell()
         tail = fh.read()
         opening = _EVENTS_START.search(head)
-        closing = _closing_bracket(tail)
+        closing = _closing(tail)
         if opening is None or closing is None:
             return None
-        start, end = opening.end(), tail_at + closing
+        start, end = opening.end(), tail_at + closing[0]
         fh.seek((start + end) // 2)
         window = fh.read(_EDGE_BYTES)
         between = _BETWEEN_EVENTS.search(window)
@@ -463,21 +471,6 @@ def _split_points(path: Path) -> tuple[int, int, int] | None:
             return None
         comma = (start + end) // 2 + window.index(b",", between.start())
     return (start, comma, end) if start < comma < end else None
-
-
-def _closing_bracket(tail: bytes) -> int | None:
-    """Offset in `tail` of the `]` that closes `traceEvents` (see `_trailing`)."""
-    start = 0
-    while (close := tail.find(b"]", start)) >= 0:
-        start = close + 1
-        rest = tail[start:].lstrip().removeprefix(b",").lstrip()
-        try:
-            value = orjson.loads(b"{" + rest)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return close
-    return None
 
 
 def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
