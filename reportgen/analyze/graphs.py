@@ -34,7 +34,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from reportgen.analyze.kernels import GPU_WORK_CATS, _Op, _self_times, aggregate_by_name, is_cpu_span
+from reportgen.analyze.kernels import GPU_WORK_CATS, TimedOp, aggregate_by_name, is_cpu_span, self_times
 from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread, is_graph_span
 from reportgen.analyze.timeline import StepWindow, step_analyses, step_windows, union_us, whole_trace_window
 from reportgen.analyze.trace import Trace, TraceEvent
@@ -117,7 +117,7 @@ def _scan(events: Sequence[TraceEvent], device: Device) -> _Scan:
     steps: list[Span] = []
     gpu: list[tuple[str, str, float, float, object]] = []
     launches: dict[object, tuple[float, Thread]] = {}
-    cpu_ops: dict[Thread, list[_Op]] = {}
+    cpu_ops: dict[Thread, list[TimedOp]] = {}
     first_us, last_us = math.inf, -math.inf
     for event in events:
         name, cat, ts, dur = event.name, event.cat, event.ts, event.dur
@@ -137,7 +137,7 @@ def _scan(events: Sequence[TraceEvent], device: Device) -> _Scan:
             elif is_graph_span(name):
                 spans.append(Span(name, ts, ts + dur, thread))
             if device == "cpu":
-                cpu_ops.setdefault(thread, []).append(_Op(name, cat, ts, dur, thread))
+                cpu_ops.setdefault(thread, []).append(TimedOp(name, cat, ts, dur, thread))
     work = _gpu_work(gpu, launches) if device == "cuda" else _cpu_work(cpu_ops)
     return _Scan(spans, steps, work, first_us, last_us)
 
@@ -153,12 +153,12 @@ def _gpu_work(
     return work
 
 
-def _cpu_work(cpu_ops: dict[Thread, list[_Op]]) -> list[_Work]:
+def _cpu_work(cpu_ops: dict[Thread, list[TimedOp]]) -> list[_Work]:
     """CPU ops with self time > 0 (the kernel table's definition), anchored at their start."""
     return [
         _Work(op.name, op.cat, op.ts, op.end, self_us, op.ts, op.thread)
         for ops in cpu_ops.values()
-        for op, self_us in _self_times(ops)
+        for op, self_us in self_times(ops)
         if self_us > 0 and op.cat == "cpu_op" and not is_cpu_span(op.name, op.cat)
     ]
 

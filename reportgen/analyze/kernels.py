@@ -33,7 +33,15 @@ from reportgen.analyze.categories import categorize
 from reportgen.analyze.trace import Trace, TraceEvent
 from reportgen.bundle.model import Kernel, KernelTable
 
-__all__ = ["CPU_SPAN_NAMES", "GPU_WORK_CATS", "is_cpu_span", "kernel_table"]
+__all__ = [
+    "CPU_SPAN_NAMES",
+    "GPU_WORK_CATS",
+    "TimedOp",
+    "aggregate_by_name",
+    "is_cpu_span",
+    "kernel_table",
+    "self_times",
+]
 
 GPU_WORK_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 """Kineto categories of GPU work."""
@@ -46,7 +54,7 @@ _CPU_SWEEP_CATS = frozenset({"cpu_op", "user_annotation"})
 
 
 @dataclass(frozen=True)
-class _Op:
+class TimedOp:
     """A complete event with valid timing."""
 
     name: str
@@ -124,32 +132,32 @@ def is_cpu_span(name: str, cat: str) -> bool:
     )
 
 
-def _iter_ops(events: Iterable[TraceEvent]) -> Iterator[_Op]:
+def _iter_ops(events: Iterable[TraceEvent]) -> Iterator[TimedOp]:
     """Events with a string name and numeric, non-negative `ts` and `dur`."""
     for event in events:
         name, ts, dur = event.name, event.ts, event.dur
         if name is None or ts is None or dur is None or dur < 0:
             continue
-        yield _Op(name, event.cat, ts, dur, (event.pid, event.tid))
+        yield TimedOp(name, event.cat, ts, dur, (event.pid, event.tid))
 
 
 def _iter_cpu_self_times(events: Sequence[TraceEvent]) -> Iterator[tuple[str, str, float]]:
     """(name, cat, self time in us) of every CPU op with self time > 0, within profiler steps if any."""
     ops = list(_iter_ops(events))
     steps = _step_windows(ops)
-    threads: dict[tuple[object, object], list[_Op]] = {}
+    threads: dict[tuple[object, object], list[TimedOp]] = {}
     for op in ops:
         if op.cat in _CPU_SWEEP_CATS:
             threads.setdefault(op.thread, []).append(op)
     for thread_ops in threads.values():
-        for op, self_us in _self_times(thread_ops):
+        for op, self_us in self_times(thread_ops):
             if self_us <= 0 or op.cat != "cpu_op" or is_cpu_span(op.name, op.cat):
                 continue
             if not steps or _in_steps(op.ts, steps):
                 yield op.name, op.cat, self_us
 
 
-def _self_times(ops: list[_Op]) -> list[tuple[_Op, float]]:
+def self_times(ops: list[TimedOp]) -> list[tuple[TimedOp, float]]:
     """Stack sweep over one thread's ops: each op's duration minus its direct children's."""
     ops = sorted(ops, key=lambda op: (op.ts, -op.dur))
     children_us = [0.0] * len(ops)
@@ -163,7 +171,7 @@ def _self_times(ops: list[_Op]) -> list[tuple[_Op, float]]:
     return [(op, max(op.dur - child_us, 0.0)) for op, child_us in zip(ops, children_us, strict=True)]
 
 
-def _step_windows(ops: list[_Op]) -> list[tuple[float, float]]:
+def _step_windows(ops: list[TimedOp]) -> list[tuple[float, float]]:
     """Sorted (start, end) of the CPU-side `ProfilerStep#N` spans."""
     return sorted((op.ts, op.end) for op in ops if op.name.startswith(_STEP_PREFIX) and not op.cat.startswith("gpu_"))
 

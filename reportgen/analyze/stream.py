@@ -32,7 +32,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import ijson
 import orjson
@@ -449,8 +449,18 @@ def _read_range(path: Path, start: int, end: int, device: Literal["cuda", "cpu"]
     return [tuple(event) for event in chooser.events], chooser.first_us, chooser.last_us, chooser.seen
 
 
-def _split_points(path: Path) -> tuple[int, int, int] | None:
-    """(start of the first event, the comma between two events near the middle, end of the last event)."""
+class _Split(NamedTuple):
+    """Where a plain-JSON trace's events start, split and end, and its header text around them."""
+
+    start: int
+    comma: int
+    end: int
+    head: bytes
+    trailing: bytes
+
+
+def _split_points(path: Path) -> _Split | None:
+    """The first event's start, a comma between two events near the middle, the last event's end."""
     size = path.stat().st_size
     with open(path, "rb") as fh:
         head = fh.read(_EDGE_BYTES)
@@ -470,7 +480,8 @@ def _split_points(path: Path) -> tuple[int, int, int] | None:
         if between is None:
             return None
         comma = (start + end) // 2 + window.index(b",", between.start())
-    return (start, comma, end) if start < comma < end else None
+    trailing = tail[closing[0] + 1 :]
+    return _Split(start, comma, end, head, trailing) if start < comma < end else None
 
 
 def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
@@ -479,10 +490,10 @@ def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
     A half parses as a JSON array only if its bytes hold whole events (balanced brackets), so a split
     inside an event cannot go unnoticed: it falls back to the single-process reader.
     """
-    points = _split_points(path)
-    if points is None:
+    split = _split_points(path)
+    if split is None:
         return None
-    start, comma, end = points
+    start, comma, end = split.start, split.comma, split.end
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     try:
@@ -495,10 +506,6 @@ def _read_halves(path: Path, device: Literal["cuda", "cpu"]) -> Trace | None:
     make = TraceEvent._make
     events = [make(e) for e in first_half[0]] + [make(e) for e in second_half[0]]
     first_us, last_us = min(first_half[1], second_half[1]), max(first_half[2], second_half[2])
-    with open(path, "rb") as fh:
-        head = fh.read(_EDGE_BYTES)
-        fh.seek(max(path.stat().st_size - _EDGE_BYTES, 0))
-        tail = fh.read()
-    header = _header(head, tail, path)
+    header = _header(split.head, b"]" + split.trailing, path)
     extent = (first_us, last_us) if first_us <= last_us else None
     return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **header_fields(header))
