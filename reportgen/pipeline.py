@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,9 @@ def analyze_missing(results_dir: Path) -> list[Path]:
         except ReportgenError:
             continue  # the site shows an unreadable bundle as such
         if manifest.status is RunStatus.ok and manifest.trace_file is not None:
-            analyze_bundle(bundle, manifest)
+            error = analyze_bundle(bundle, manifest)
+            if error is not None:  # the page says it has no analysis; the reason goes to stderr
+                print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
             done.append(bundle)
     return done
 

@@ -147,3 +147,22 @@ def test_build_analyses_bundles_that_have_no_analysis(tmp_path: Path) -> None:
     assert after is not None and before is not None
     assert after.kernels == before.kernels
     assert analyze_missing(tmp_path / "results") == []  # analysed once
+
+
+def test_build_warns_about_a_bundle_whose_trace_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from reportgen.pipeline import analyze_missing
+
+    bundle = tmp_path / "results" / "fused_add_mul"
+    shutil.copytree(Path(__file__).resolve().parent / "data" / "bundles" / "fused_add_mul", bundle)
+    (bundle / "analysis.json").unlink()
+    raw = (bundle / "trace.json.gz").read_bytes()
+    (bundle / "trace.json.gz").write_bytes(raw[: len(raw) // 2])
+    assert analyze_missing(tmp_path / "results") == [bundle]
+    assert not (bundle / "analysis.json").exists()
+    err = capsys.readouterr().err
+    assert "reportgen: warning: fused_add_mul not analysed: " in err
+    assert "truncated gzip" in err
