@@ -22,7 +22,7 @@ def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("e2e")
-    recipes = [RECIPES / f"{name}.yaml" for name in ("addmul", "tiny_train", "addmul_variants")]
+    recipes = [RECIPES / f"{name}.yaml" for name in ("addmul", "tiny_train", "addmul_variants", "autotune_mlp")]
     proc = _cli("report", *recipes, "-o", "results", "--out", "site", cwd=work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "site: " in proc.stdout
@@ -58,6 +58,22 @@ def test_training_report_and_index(site: Path) -> None:
     index = (root / "reports" / "index.html").read_text(encoding="utf-8")
     assert "addmul" in index and "tiny_train" in index
     assert (site / "results" / "addmul" / "analysis.json").is_file()
+
+
+@pytest.mark.slow
+def test_max_autotune_choices_reach_the_bundle_and_the_pages(site: Path) -> None:
+    from reportgen.bundle.store import load_bundle
+
+    bundle = load_bundle(site / "results" / "autotune_mlp--max-autotune")
+    assert bundle.capture is not None and bundle.capture.autotune, "no AUTOTUNE block parsed from run.log"
+    op = bundle.capture.autotune[0]
+    assert op.op in ("packed_linear", "mm", "addmm", "linear") and len(op.choices) >= 2
+    assert op.benchmark_s is not None and op.num_choices and op.num_choices >= 2
+    assert not load_bundle(site / "results" / "autotune_mlp--default").capture.autotune
+    root = site / "site" / "_build" / "html" / "reports"
+    page = (root / "autotune_mlp--max-autotune" / "index.html").read_text(encoding="utf-8")
+    assert "Autotuning" in page and op.winner.name in page
+    assert "operations autotuned" in (root / "autotune_mlp--default" / "index.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

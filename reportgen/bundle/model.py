@@ -24,6 +24,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Analysis",
     "AutotuneChoice",
+    "AutotuneOp",
     "Capture",
     "CompileDiagnostics",
     "Environment",
@@ -196,13 +197,44 @@ class KernelBenchmark(_Model):
         return self.num_gb / (self.ms / 1e3) if self.num_gb and self.ms > 0 else None
 
 
-class AutotuneChoice(_Model):
-    """One candidate timed by max-autotune for one operation."""
+AUTOTUNE_TEMPLATE_PREFIXES = ("triton_", "cpp_", "cuda_", "cutlass", "rocm_", "ck_", "decompose_k")
+"""Choice names of generated kernels (templates); any other choice is an extern (ATen/cuBLAS/cuDNN/oneDNN) call."""
 
-    op: str
-    choice: str
-    ms: float
-    chosen: bool
+
+class AutotuneChoice(_Model):
+    """One candidate max-autotune timed for one operation, as Inductor logged it."""
+
+    name: str = Field(description="Choice name: `triton_mm_12`, `cpp_CppMicroGemmFP32Vec_0`, or an extern (`mm`).")
+    ms: float | None = Field(description="Its benchmark time; None when it failed (logged as inf or 0).")
+    description: str = Field(default="", description="Template parameters (block sizes, stages, warps).")
+
+    @property
+    def is_template(self) -> bool:
+        """A generated kernel rather than an extern library call."""
+        return self.name.startswith(AUTOTUNE_TEMPLATE_PREFIXES)
+
+
+class AutotuneOp(_Model):
+    """One operation autotuned by max-autotune: its inputs and the fastest choices, fastest first."""
+
+    op: str = Field(description="Operation: `mm`, `addmm`, `convolution`, `packed_linear`, ...")
+    sizes: str = Field(description="Input sizes as logged, e.g. `64x1536, 1536x1000`.")
+    strides: str | None = None
+    dtypes: str | None = None
+    choices: list[AutotuneChoice] = Field(description="The logged (top) choices, fastest first; the first won.")
+    num_choices: int | None = Field(default=None, description="Choices benchmarked (more than logged, at times).")
+    benchmark_s: float | None = Field(default=None, description="Seconds spent benchmarking the choices.")
+    precompile_s: float | None = Field(default=None, description="Seconds spent compiling the choices.")
+
+    @property
+    def winner(self) -> AutotuneChoice | None:
+        """The chosen (fastest) candidate."""
+        return self.choices[0] if self.choices else None
+
+    @property
+    def extern_ms(self) -> float | None:
+        """Time of the fastest extern (library) choice among those logged."""
+        return next((c.ms for c in self.choices if not c.is_template and c.ms), None)
 
 
 class GraphBreak(_Model):
@@ -241,7 +273,9 @@ class Capture(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     graph_benchmarks: list[GraphBenchmark] = Field(default_factory=list)
     kernel_benchmarks: list[KernelBenchmark] = Field(default_factory=list)
-    autotune: list[AutotuneChoice] = Field(default_factory=list)
+    autotune: list[AutotuneOp] = Field(
+        default_factory=list, description="Operations max-autotune benchmarked, from Inductor's `AUTOTUNE` log."
+    )
     diagnostics: CompileDiagnostics = Field(default_factory=CompileDiagnostics)
     copy_bandwidth_gbps: float | None = Field(
         default=None, description="Measured device-to-device copy bandwidth (bytes read + written)."

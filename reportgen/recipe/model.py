@@ -226,6 +226,12 @@ class Recipe(_Strict):
         default="auto", description="`auto` = cuda when available, else cpu."
     )
     compile: CompileOptions = Field(default_factory=CompileOptions)
+    cudnn_benchmark: bool = Field(
+        default=False,
+        description="`torch.backends.cudnn.benchmark` for the eager and compiled runs. Off by default, as in "
+        "PyTorch and in Inductor's `wrapper.py -p`: when on, each new convolution shape is tuned at its first "
+        "call, which adds minutes to the first steps of a model with many conv shapes.",
+    )
     env: dict[str, str] = Field(
         default_factory=dict,
         description="Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...).",

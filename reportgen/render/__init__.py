@@ -31,6 +31,7 @@ from reportgen.bundle.store import (
     replace_dir,
 )
 from reportgen.errors import BundleError
+from reportgen.render.autotune import autotune_section
 from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
 from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
@@ -97,11 +98,11 @@ def leading_sections(bundle: Bundle) -> list[str]:
 
 
 def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
-    """GPU busy, compile diagnostics, kernels per graph and kernel benchmarks (empty without an analysis)."""
+    """GPU busy, compile diagnostics, kernels per graph, kernel benchmarks and autotuning choices."""
     analysis = bundle.analysis
-    if analysis is None:
-        return []
     capture = bundle.capture or Capture()
+    if analysis is None:  # a failed run may still have tuned operations before it ended
+        return [autotune_section(capture.autotune)]
     diagnostics = capture.diagnostics
     return [
         busy_section(analysis, charts.timeline, charts.idle, figure),
@@ -110,6 +111,7 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
         kernel_benchmarks_section(
             capture.kernel_benchmarks, bundle.manifest.environment, capture, charts.bandwidth, figure
         ),
+        autotune_section(capture.autotune),
     ]
 
 

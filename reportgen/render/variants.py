@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from reportgen.bundle.model import Analysis, Kernel, StepTimes
 from reportgen.bundle.store import Bundle
+from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import code_span, escape_md, list_table
 
@@ -87,6 +88,8 @@ def _diff_section(base: Bundle, other: Bundle) -> str:
         f"- **Only in {escape_md(base.manifest.variant or '')}:** {_kernel_list(only_base)}",
         f"- **Templates chosen by autotuning:** {_kernel_list(templates[:10])}",
     ]
+    if other.capture and other.capture.autotune:
+        parts.append(f"- **Autotuning:** {autotune_summary(other.capture.autotune)}")
     if rows:
         header = ["Kernel", f"{base.manifest.variant} (ms)", f"{other.manifest.variant} (ms)", "Change (ms)"]
         parts.append(list_table(header, rows, "Largest changes in kernel time"))

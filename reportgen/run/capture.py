@@ -140,13 +140,6 @@ def profile_graphs(
             bench(calls, 1)
         trace = f"{GRAPHS_DIR}/graph-{benchmark.graph}.json.gz"
         prof.export_chrome_trace(str(out_dir / trace))
-        with _quiet(), steady_gc():
-            after_ms = bench(benchmark.times, benchmark.repeat) * 1e3
-        print(
-            f"graph {benchmark.graph} ({benchmark.kind}): {benchmark.wall_ms_per_call:.3f} ms per call unprofiled, "
-            f"{after_ms:.3f} ms when timed again after profiling",
-            flush=True,
-        )
         results.append(benchmark.model_copy(update={"profiled_calls": calls, "trace_file": trace}))
     return results
 

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reportgen.bundle.model import Manifest, Metrics, RunStatus
+from reportgen.bundle.model import Capture, Manifest, Metrics, RunStatus
 from reportgen.bundle.store import write_bundle
 from reportgen.recipe.model import Recipe, Variant
+from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
@@ -114,6 +115,28 @@ def _scrub_outputs(bundle: Path, env: dict[str, str]) -> Scrubber:
     return scrubber
 
 
+def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
+    """Put max-autotune's logged choices into capture.json (written for them if the child wrote none).
+
+    Returns the capture file's name, or None when there is none."""
+    try:
+        ops = parse_autotune_log((bundle / "run.log").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        ops = []
+    if not ops:
+        return capture_file
+    path = bundle / (capture_file or CAPTURE_FILE)
+    if capture_file is None:
+        capture = Capture(notes=["the run ended before its captures; only max-autotune's log was read"])
+    else:
+        try:
+            capture = Capture.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            return capture_file  # leave an unreadable capture as it is: reading the bundle will say why
+    path.write_text(capture.model_copy(update={"autotune": ops}).model_dump_json(indent=2), encoding="utf-8")
+    return path.name
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
@@ -146,6 +169,7 @@ def _populate(
         modules = result.modules if result and result.modules else scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
     scrubber = _scrub_outputs(bundle, env)
+    capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
     status, error = _status(proc.returncode, timed_out, result)
     if status is not RunStatus.ok:
         tail = _log_tail(bundle / "run.log")
@@ -167,7 +191,7 @@ def _populate(
         metrics=result.metrics if result else Metrics(),
         modules=modules,
         trace_file=_existing(bundle, result.trace_file if result else None),
-        capture_file=_existing(bundle, result.capture_file if result else None),
+        capture_file=capture_file,
     )
 
 

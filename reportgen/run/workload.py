@@ -126,7 +126,7 @@ class Workload:
 def build_workload(recipe: Recipe, recipe_dir: str, device: str) -> Workload:
     """Instantiate the model on `device` in train or eval mode, and its inputs."""
     if device == "cuda":
-        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.benchmark = recipe.cudnn_benchmark
     torch.manual_seed(0)
     model = _build_model(recipe, recipe_dir)
     if isinstance(model, torch.nn.Module):

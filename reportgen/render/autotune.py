@@ -1,0 +1,71 @@
+"""MyST section of max-autotune's choices: per operation, what won, against the library call (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reportgen.bundle.model import AutotuneOp
+from reportgen.render.markup import code_span, escape_md, list_table
+
+__all__ = ["autotune_section", "autotune_summary"]
+
+_MISSING = "–"
+
+
+def _ms(value: float | None) -> str:
+    return _MISSING if value is None else f"{value:.4f}"
+
+
+def _row(op: AutotuneOp) -> list[str]:
+    winner = op.winner
+    extern = op.extern_ms
+    gain = _MISSING
+    if winner is not None and winner.ms and extern:
+        gain = f"{extern / winner.ms:.2f}×"
+    runner_up = op.choices[1] if len(op.choices) > 1 else None
+    seconds = (op.benchmark_s or 0.0) + (op.precompile_s or 0.0)
+    return [
+        code_span(op.op),
+        escape_md(op.sizes),
+        escape_md(op.dtypes or _MISSING),
+        code_span(winner.name) if winner else _MISSING,
+        "template" if winner and winner.is_template else "library",
+        _ms(winner.ms if winner else None),
+        _ms(extern),
+        gain,
+        f"{code_span(runner_up.name)} {_ms(runner_up.ms)}" if runner_up else _MISSING,
+        str(op.num_choices or len(op.choices)),
+        f"{seconds:.1f}" if op.benchmark_s is not None else _MISSING,
+    ]
+
+
+def autotune_summary(ops: Sequence[AutotuneOp]) -> str:
+    """One sentence: how many operations were tuned, how many a template won, and the time it took."""
+    if not ops:
+        return ""
+    templates = sum(1 for op in ops if op.winner and op.winner.is_template)
+    seconds = sum((op.benchmark_s or 0.0) + (op.precompile_s or 0.0) for op in ops)
+    return (
+        f"{len(ops)} operations autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
+        f"template won {templates}, the library call {len(ops) - templates}."
+    )
+
+
+def autotune_section(ops: Sequence[AutotuneOp], max_rows: int = 60) -> str:
+    """Every operation max-autotune benchmarked, as Inductor's `AUTOTUNE` log reported it."""
+    if not ops:
+        return ""
+    shown = list(ops)[:max_rows]
+    header = ["Op", "Input sizes", "Dtypes", "Chosen", "Kind", "Chosen (ms)", "Library (ms)", "Gain",
+              "Runner-up (ms)", "Choices", "Tuning (s)"]  # fmt: skip
+    more = f" The first {max_rows} of {len(ops)} are listed." if len(ops) > max_rows else ""
+    return "\n\n".join(
+        [
+            "## Autotuning",
+            autotune_summary(ops)
+            + " Read from Inductor's `AUTOTUNE` blocks in the run log (max-autotune prints one per operation "
+            "it tunes). *Library* is the fastest extern choice (ATen → cuBLAS/cuDNN/oneDNN) among those "
+            "logged; *Gain* is its time over the chosen one's, so 1.00× means the library call won." + more,
+            list_table(header, [_row(op) for op in shown]),
+        ]
+    )
