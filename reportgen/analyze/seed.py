@@ -48,6 +48,8 @@ class SeedBusy:
 
     busy_percent: float
     categories_percent: dict[str, float]
+    wall_ms: float
+    rounds_ms: tuple[float, ...] = ()
 
 
 def seed_bucket(name: str) -> str:
@@ -73,7 +75,12 @@ def seed_busy(trace: Trace, benchmark: GraphBenchmark) -> SeedBusy | None:
             total_us[seed_bucket(name)] += dur
     per_call_wall_us = benchmark.wall_ms_per_call * 1000.0 * benchmark.profiled_calls
     percents = {bucket: 100.0 * us / per_call_wall_us for bucket, us in total_us.items()}
-    return SeedBusy(busy_percent=sum(percents.values()), categories_percent=percents)
+    return SeedBusy(
+        busy_percent=sum(percents.values()),
+        categories_percent=percents,
+        wall_ms=benchmark.wall_ms_per_call,
+        rounds_ms=tuple(benchmark.rounds_ms),
+    )
 
 
 def match_benchmarks(
@@ -86,5 +93,10 @@ def match_benchmarks(
 def with_seed(graph: GraphAnalysis, seed: SeedBusy) -> GraphAnalysis:
     """The graph with `busy_seed_percent` and `seed_categories_percent` filled in."""
     return graph.model_copy(
-        update={"busy_seed_percent": seed.busy_percent, "seed_categories_percent": dict(seed.categories_percent)}
+        update={
+            "busy_seed_percent": seed.busy_percent,
+            "seed_categories_percent": dict(seed.categories_percent),
+            "unprofiled_wall_ms": seed.wall_ms,
+            "unprofiled_rounds_ms": list(seed.rounds_ms),
+        }
     )

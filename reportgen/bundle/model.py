@@ -168,14 +168,18 @@ class GraphBenchmark(_Model):
     """A compiled graph's wrapper run on its own, as `python wrapper.py -p` does, in the run's process.
 
     The wrapper's own harness (`get_args()` + `benchmark_compiled_module`) is timed unprofiled
-    (median per call over `times` x `repeat`), then `profiled_calls` calls are recorded with
-    torch.profiler into `trace_file`. No second compilation: the modules are already loaded.
+    (median per call over `times` x `repeat`, in rounds; the fastest round counts), then
+    `profiled_calls` calls are recorded with torch.profiler into `trace_file`. No second
+    compilation: the modules are already loaded.
     """
 
     graph: int = Field(description="Index of the wrapper in compile order.")
     wrapper: str = Field(description="Bundle path of the wrapper module.")
     kind: GraphKind
-    wall_ms_per_call: float
+    wall_ms_per_call: float = Field(description="Unprofiled wall time per call: the fastest round.")
+    rounds_ms: list[float] = Field(
+        default_factory=list, description="Each round's median wall time per call, in the order measured."
+    )
     times: int
     repeat: int
     profiled_calls: int
@@ -384,6 +388,12 @@ class GraphAnalysis(_Model):
     seed_categories_percent: dict[str, float] = Field(
         default_factory=dict,
         description="The same per seed bucket: pointwise, reduction, persistent_reduction, other.",
+    )
+    unprofiled_wall_ms: float | None = Field(
+        default=None, description="The unprofiled wall time per call that `busy_seed_percent` divides by."
+    )
+    unprofiled_rounds_ms: list[float] = Field(
+        default_factory=list, description="Every round of that timing (the fastest is `unprofiled_wall_ms`)."
     )
     categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
     kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")

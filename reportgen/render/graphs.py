@@ -27,8 +27,10 @@ Two definitions of "GPU busy" are shown, because they answer different questions
   Overlapping kernels count twice and profiling stretches kernels a little, so it can exceed 100 %.
   reportgen reproduces it in the run's own process with the wrapper's harness (no second compilation),
   and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans) out of the device time.
-  The device time per call matches a fresh `python <wrapper>.py -p`; the wall time of a launch-bound graph
-  can be longer in the run's own process (its CPU-side launches are slower there), which lowers this number.
+  The device time per call matches a fresh `python <wrapper>.py -p`. The wall time of a launch-bound graph
+  is CPU time, which any load on the host lengthens: `-p` takes one median, reportgen takes `-p`'s median
+  in several rounds (listed in brackets) and divides by the fastest, so that a burst of load does not
+  lower the number. The spread of the rounds shows how steady the host was.
 - **busy (union)** is measured inside the profiled training/inference steps: the union of the graph's kernel
   intervals (no double counting across streams) over the graph's calls' wall span (from the call's start to
   its last kernel's end). Idle gaps in that span are launch overhead, Python, or waiting on the CPU.
@@ -44,6 +46,15 @@ def _per_call_ms(graph: GraphAnalysis, total_us: float) -> str:
     return f"{total_us / graph.calls / 1000:.3f}" if graph.calls else _MISSING
 
 
+def _unprofiled(graph: GraphAnalysis) -> str:
+    """The fastest round, and every round when there were several."""
+    if graph.unprofiled_wall_ms is None:
+        return _MISSING
+    rounds = graph.unprofiled_rounds_ms
+    spread = f" ({' / '.join(f'{ms:.2f}' for ms in rounds)})" if len(rounds) > 1 else ""
+    return f"{graph.unprofiled_wall_ms:.3f}{spread}"
+
+
 def _graph_row(graph: GraphAnalysis) -> list[str]:
     seeds = [
         _pct(graph.seed_categories_percent.get(b)) if graph.seed_categories_percent else _MISSING for b in SEED_BUCKETS
@@ -53,6 +64,7 @@ def _graph_row(graph: GraphAnalysis) -> list[str]:
         str(graph.calls),
         _per_call_ms(graph, graph.kernel_time_us),
         _per_call_ms(graph, graph.wall_us),
+        _unprofiled(graph),
         _pct(graph.busy_union_percent),
         _pct(graph.busy_seed_percent),
         *seeds,
@@ -68,7 +80,8 @@ def busy_section(analysis: Analysis, timeline_png: str | None, idle_png: str | N
             "Graph",
             "Calls",
             "Kernel time / call (ms)",
-            "Wall / call (ms)",
+            "Wall / call in steps (ms)",
+            "Wall / call alone, unprofiled (ms)",
             "Busy union (%)",
             "Busy -p (%)",
             *[f"{b.replace('_', ' ')} -p (%)" for b in SEED_BUCKETS],

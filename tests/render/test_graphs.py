@@ -40,6 +40,8 @@ def _graph(kind: str, number: int, busy_seed: float | None) -> GraphAnalysis:
         seed_categories_percent={"pointwise": 8.25, "reduction": 0.0, "persistent_reduction": 0.0, "other": 1.0}
         if busy_seed
         else {},
+        unprofiled_wall_ms=1.0 if busy_seed else None,
+        unprofiled_rounds_ms=[1.2, 1.0, 1.05] if busy_seed else [],
         categories_us={"triton_pointwise": 300.0},
         kernels=[kernel],
     )
@@ -65,7 +67,7 @@ def test_busy_section_shows_both_definitions_per_graph_and_step() -> None:
     text = busy_section(_analysis(), "timeline.png", None, figure)
     assert "**busy (-p)**" in text and "**busy (union)**" in text
     assert (
-        "* - forward \\(graph 0\\)\n  - 3\n  - 0.100\n  - 1.000\n  - 9.5\n  - 9.2\n  - 8.2\n  - 0.0\n  - 0.0\n  - 1.0"
+        "* - forward \\(graph 0\\)\n  - 3\n  - 0.100\n  - 1.000\n  - 1.000 (1.20 / 1.00 / 1.05)\n  - 9.5\n  - 9.2\n  - 8.2\n  - 0.0\n  - 0.0\n  - 1.0"
         in text
     )
     assert "* - 1\n  - 2.000\n  - 0.200\n  - 0.190\n  - 9.5\n  - 1.810\n  - 12" in text

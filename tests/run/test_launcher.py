@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle.model import RunStatus
-from reportgen.bundle.store import read_manifest
+from reportgen.bundle.store import read_capture, read_manifest
 from reportgen.recipe import load_recipe
 from reportgen.run import RunOptions, run_recipe
 
@@ -41,6 +41,10 @@ def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
     assert (bundle / "recipe.yaml").read_text() == (RECIPES / "addmul.yaml").read_text()
     assert "compiling" in (bundle / "run.log").read_text()
     assert not list(tmp_path.glob(".tmp-*"))
+    capture = read_capture(bundle, manifest)
+    (timed,) = capture.graph_benchmarks  # the one graph, timed alone in rounds; the fastest round counts
+    assert len(timed.rounds_ms) == 3 and timed.wall_ms_per_call == min(timed.rounds_ms) > 0
+    assert timed.profiled_calls > 0 and timed.trace_file and (bundle / timed.trace_file).is_file()
 
 
 def test_model_code_that_raises_is_a_failed_bundle(tmp_path: Path) -> None:
