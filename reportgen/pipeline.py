@@ -10,7 +10,14 @@ from typing import Protocol
 
 from reportgen.analyze import analyze
 from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import ANALYSIS_FILE, iter_bundles, read_capture, read_manifest, write_analysis
+from reportgen.bundle.store import (
+    ANALYSIS_FILE,
+    iter_bundles,
+    read_capture,
+    read_manifest,
+    write_analysis,
+    write_analysis_error,
+)
 from reportgen.console import PrintProgress
 from reportgen.errors import RecipeError, ReportgenError
 from reportgen.recipe import Recipe, load_recipes
@@ -51,6 +58,7 @@ def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
     try:
         write_analysis(bundle, analyze(bundle, manifest, read_capture(bundle, manifest)))
     except ReportgenError as exc:
+        write_analysis_error(bundle, str(exc))  # the page says why it has no analysis
         return str(exc)
     return None
 
@@ -85,7 +93,7 @@ def analyze_missing(results_dir: Path) -> list[Path]:
             continue  # the site shows an unreadable bundle as such
         if manifest.status is RunStatus.ok and manifest.trace_file is not None:
             error = analyze_bundle(bundle, manifest)
-            if error is not None:  # the page says it has no analysis; the reason goes to stderr
+            if error is not None:  # the page says why, too
                 print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
             done.append(bundle)
     return done

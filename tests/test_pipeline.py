@@ -182,3 +182,14 @@ def test_build_warns_about_a_bundle_whose_trace_cannot_be_read(
     err = capsys.readouterr().err
     assert "reportgen: warning: fused_add_mul not analysed: " in err
     assert "truncated gzip" in err
+    # the reason reaches the page too, and goes once the trace can be read
+    from reportgen.bundle.store import load_bundle
+    from reportgen.render.pages import ChartFiles, report_page
+
+    loaded = load_bundle(bundle)
+    assert loaded.analysis is None and "truncated gzip" in (loaded.analysis_error or "")
+    page = report_page(loaded, ChartFiles())
+    assert "## Analysis failed" in page and "truncated gzip" in page
+    (bundle / "trace.json.gz").write_bytes(raw)
+    assert analyze_missing(tmp_path / "results") == [bundle]
+    assert load_bundle(bundle).analysis_error is None and not (bundle / "analysis-error.txt").exists()

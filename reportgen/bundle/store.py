@@ -23,6 +23,7 @@ from reportgen.bundle.model import SCHEMA_VERSION, Analysis, Capture, Manifest
 from reportgen.errors import BundleError
 
 __all__ = [
+    "ANALYSIS_ERROR_FILE",
     "ANALYSIS_FILE",
     "MANIFEST_FILE",
     "RECIPE_FILE",
@@ -30,6 +31,7 @@ __all__ = [
     "iter_bundles",
     "load_bundle",
     "read_analysis",
+    "read_analysis_error",
     "read_capture",
     "read_log_tail",
     "read_manifest",
@@ -37,11 +39,13 @@ __all__ = [
     "recover_dir",
     "replace_dir",
     "write_analysis",
+    "write_analysis_error",
     "write_bundle",
 ]
 
 MANIFEST_FILE = "manifest.json"
 ANALYSIS_FILE = "analysis.json"
+ANALYSIS_ERROR_FILE = "analysis-error.txt"
 RECIPE_FILE = "recipe.yaml"
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
@@ -62,6 +66,7 @@ class Bundle:
     manifest: Manifest
     analysis: Analysis | None = None
     capture: Capture | None = None
+    analysis_error: str | None = None
 
     @property
     def name(self) -> str:
@@ -204,10 +209,26 @@ def read_manifest(bundle_dir: Path) -> Manifest:
 
 
 def write_analysis(bundle_dir: Path, analysis: Analysis) -> Path:
-    """Write analysis.json into an existing bundle atomically; returns its path."""
+    """Write analysis.json into an existing bundle atomically (clearing an earlier failure); returns its path."""
     path = bundle_dir / ANALYSIS_FILE
     _write_text_atomic(path, analysis.model_dump_json(indent=2) + "\n")
+    (bundle_dir / ANALYSIS_ERROR_FILE).unlink(missing_ok=True)
     return path
+
+
+def write_analysis_error(bundle_dir: Path, error: str) -> Path:
+    """Record why a bundle could not be analysed, for its page; returns the file's path."""
+    path = bundle_dir / ANALYSIS_ERROR_FILE
+    _write_text_atomic(path, error.rstrip() + "\n")
+    return path
+
+
+def read_analysis_error(bundle_dir: Path) -> str | None:
+    """Why the bundle's last analysis failed; None when it did not (or was never tried)."""
+    path = bundle_dir / ANALYSIS_ERROR_FILE
+    if (bundle_dir / ANALYSIS_FILE).exists() or not path.is_file():
+        return None
+    return path.read_text(encoding="utf-8", errors="replace").strip() or None
 
 
 def read_analysis(bundle_dir: Path) -> Analysis | None:
@@ -264,4 +285,10 @@ def iter_bundles(results_dir: Path) -> Iterator[Path]:
 def load_bundle(path: Path) -> Bundle:
     """Read a bundle's manifest, analysis and capture; BundleError when one is invalid."""
     manifest = read_manifest(path)
-    return Bundle(path=path, manifest=manifest, analysis=read_analysis(path), capture=read_capture(path, manifest))
+    return Bundle(
+        path=path,
+        manifest=manifest,
+        analysis=read_analysis(path),
+        capture=read_capture(path, manifest),
+        analysis_error=read_analysis_error(path),
+    )

@@ -82,10 +82,24 @@ def _summary(bundle: Bundle) -> str:
     return "## Summary\n\n" + _bullets(items)
 
 
+def _analysis_failure(bundle: Bundle) -> str:
+    if bundle.analysis is not None or not bundle.analysis_error:
+        return ""
+    return "\n\n".join(
+        [
+            "## Analysis failed",
+            "The run ended ok, but its trace could not be analysed, so this page has no kernel tables, "
+            "GPU-busy numbers or findings. Fix the cause and run `reportgen build` again: bundles without "
+            "an analysis are analysed at every build.",
+            code_block(bundle.analysis_error),
+        ]
+    )
+
+
 def _failure(bundle: Bundle, log_tail: str | None) -> str:
     manifest = bundle.manifest
     if manifest.status is RunStatus.ok:
-        return ""
+        return _analysis_failure(bundle)
     exit_code = "none" if manifest.exit_code is None else str(manifest.exit_code)
     parts = [
         "## Failure",
