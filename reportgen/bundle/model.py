@@ -236,6 +236,11 @@ class AutotuneOp(_Model):
         return self.choices[0] if self.choices else None
 
     @property
+    def tuning_s(self) -> float:
+        """Seconds spent benchmarking and precompiling the choices (0 when not logged)."""
+        return (self.benchmark_s or 0.0) + (self.precompile_s or 0.0)
+
+    @property
     def extern_ms(self) -> float | None:
         """Time of the fastest extern (library) choice among those logged."""
         return next((c.ms for c in self.choices if not c.is_template and c.ms), None)

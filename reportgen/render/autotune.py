@@ -5,37 +5,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reportgen.bundle.model import AutotuneOp
-from reportgen.render.markup import code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 
 __all__ = ["autotune_section", "autotune_summary"]
 
-_MISSING = "–"
-
 
 def _ms(value: float | None) -> str:
-    return _MISSING if value is None else f"{value:.4f}"
+    return MISSING if value is None else f"{value:.4f}"
 
 
 def _row(op: AutotuneOp) -> list[str]:
     winner = op.winner
     extern = op.extern_ms
-    gain = _MISSING
+    gain = MISSING
     if winner is not None and winner.ms and extern:
         gain = f"{extern / winner.ms:.2f}×"
     runner_up = op.choices[1] if len(op.choices) > 1 else None
-    seconds = (op.benchmark_s or 0.0) + (op.precompile_s or 0.0)
     return [
         code_span(op.op),
         escape_md(op.sizes),
-        escape_md(op.dtypes or _MISSING),
-        code_span(winner.name) if winner else _MISSING,
+        escape_md(op.dtypes or MISSING),
+        code_span(winner.name) if winner else MISSING,
         "template" if winner and winner.is_template else "library",
         _ms(winner.ms if winner else None),
         _ms(extern),
         gain,
-        f"{code_span(runner_up.name)} {_ms(runner_up.ms)}" if runner_up else _MISSING,
+        f"{code_span(runner_up.name)} {_ms(runner_up.ms)}" if runner_up else MISSING,
         str(op.num_choices or len(op.choices)),
-        f"{seconds:.1f}" if op.benchmark_s is not None else _MISSING,
+        f"{op.tuning_s:.1f}" if op.benchmark_s is not None else MISSING,
     ]
 
 
@@ -44,7 +41,7 @@ def autotune_summary(ops: Sequence[AutotuneOp]) -> str:
     if not ops:
         return ""
     templates = sum(1 for op in ops if op.winner and op.winner.is_template)
-    seconds = sum((op.benchmark_s or 0.0) + (op.precompile_s or 0.0) for op in ops)
+    seconds = sum(op.tuning_s for op in ops)
     return (
         f"{len(ops)} operations autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
         f"template won {templates}, the library call {len(ops) - templates}."

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from reportgen.analyze.findings import reason_headline
 from reportgen.bundle.model import CompileDiagnostics, Finding, RegionEvidence
-from reportgen.render.markup import code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 
 __all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "regions_section"]
 
@@ -23,7 +23,6 @@ NO_FINDINGS = "No findings: nothing stood out."
 
 _CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _BACKTICKS = re.compile(r"`+")
-_MISSING = "–"
 _CUDAGRAPHS = {
     "used": "used: compiled graphs are replayed as CUDA graphs.",
     "skipped": "requested but skipped: the graphs run as ordinary kernel launches.",
@@ -120,7 +119,7 @@ def _graph_breaks(diagnostics: CompileDiagnostics) -> str:
     if not breaks:
         return "### Graph breaks\n\nNo graph breaks."
     rows = [
-        [_inline(reason_headline(b.reason)) or _MISSING, code_span(b.location or "") or _MISSING, str(b.count)]
+        [_inline(reason_headline(b.reason)) or MISSING, code_span(b.location or "") or MISSING, str(b.count)]
         for b in breaks
     ]
     total = _plural(sum(b.count for b in breaks), "graph break")
@@ -131,7 +130,7 @@ def _recompiles(diagnostics: CompileDiagnostics) -> str:
     found = diagnostics.recompiles
     if not found:
         return "### Recompiles\n\nNo recompiles."
-    rows = [[code_span(r.frame) or _MISSING, _inline(reason_headline(r.reason)) or _MISSING] for r in found]
+    rows = [[code_span(r.frame) or MISSING, _inline(reason_headline(r.reason)) or MISSING] for r in found]
     total = _plural(len(found), "recompile")
     return "\n\n".join(["### Recompiles", f"{total}.", list_table(["Frame", "Failed guard"], rows)])
 
@@ -148,7 +147,7 @@ def _graphs(regions: RegionEvidence | None, diagnostics: CompileDiagnostics | No
         items += [
             f"Compiled regions in the trace (distinct `Torch-Compiled Region` names): {regions.compiled_regions}",
             f"Region events nested inside another region: {regions.nested_regions}",
-            f"`CompiledFunction` blocks per profiled step: {_MISSING if blocks is None else f'{blocks:.1f}'}",
+            f"`CompiledFunction` blocks per profiled step: {MISSING if blocks is None else f'{blocks:.1f}'}",
         ]
     if not items:
         return ""
@@ -179,7 +178,7 @@ def _cudagraphs(diagnostics: CompileDiagnostics) -> str:
 
 
 def _share(seconds: float, total: float) -> str:
-    return f"{100 * seconds / total:.1f}" if total > 0 else _MISSING
+    return f"{100 * seconds / total:.1f}" if total > 0 else MISSING
 
 
 def _plural(count: int, noun: str) -> str:

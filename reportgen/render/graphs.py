@@ -11,12 +11,11 @@ from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.seed import SEED_BUCKETS
 from reportgen.bundle.model import Analysis, Capture, Environment, GraphAnalysis, KernelBenchmark, Manifest
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 from reportgen.render.sources import SourcePages, source_link
 
 __all__ = ["BUSY_EXPLAINED", "busy_section", "graph_kernels_section", "kernel_benchmarks_section"]
 
-_MISSING = "–"
 _MAX_OPS = 6
 
 BUSY_EXPLAINED = """\
@@ -39,17 +38,17 @@ A graph with low busy % and many short kernels is launch-bound: CUDA graphs (`mo
 
 
 def _pct(value: float | None) -> str:
-    return _MISSING if value is None else f"{value:.1f}"
+    return MISSING if value is None else f"{value:.1f}"
 
 
 def _per_call_ms(graph: GraphAnalysis, total_us: float) -> str:
-    return f"{total_us / graph.calls / 1000:.3f}" if graph.calls else _MISSING
+    return f"{total_us / graph.calls / 1000:.3f}" if graph.calls else MISSING
 
 
 def _unprofiled(graph: GraphAnalysis) -> str:
     """The fastest round, and every round when there were several."""
     if graph.unprofiled_wall_ms is None:
-        return _MISSING
+        return MISSING
     rounds = graph.unprofiled_rounds_ms
     spread = f" ({' / '.join(f'{ms:.2f}' for ms in rounds)})" if len(rounds) > 1 else ""
     return f"{graph.unprofiled_wall_ms:.3f}{spread}"
@@ -57,7 +56,7 @@ def _unprofiled(graph: GraphAnalysis) -> str:
 
 def _graph_row(graph: GraphAnalysis) -> list[str]:
     seeds = [
-        _pct(graph.seed_categories_percent.get(b)) if graph.seed_categories_percent else _MISSING for b in SEED_BUCKETS
+        _pct(graph.seed_categories_percent.get(b)) if graph.seed_categories_percent else MISSING for b in SEED_BUCKETS
     ]
     return [
         escape_md(graph.label),
@@ -124,8 +123,8 @@ def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wr
         f"{kernel.device_time_us / 1000:.3f}",
         str(kernel.count),
         f"{100 * kernel.share:.1f}",
-        ops or _MISSING,
-        link or _MISSING,
+        ops or MISSING,
+        link or MISSING,
     ]
 
 
@@ -185,9 +184,9 @@ def kernel_benchmarks_section(
                 code_span(b.name),
                 str(b.graph),
                 f"{b.ms:.4f}",
-                _MISSING if b.num_gb is None else f"{b.num_gb:.4f}",
-                _MISSING if gbps is None else f"{gbps:.0f}",
-                _MISSING if gbps is None or not peak else f"{100 * gbps / peak:.0f}",
+                MISSING if b.num_gb is None else f"{b.num_gb:.4f}",
+                MISSING if gbps is None else f"{gbps:.0f}",
+                MISSING if gbps is None or not peak else f"{100 * gbps / peak:.0f}",
             ]
         )
     parts = [

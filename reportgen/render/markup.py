@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["code_block", "code_span", "escape_md", "figure", "list_table"]
+__all__ = ["MISSING", "code_block", "code_span", "escape_md", "figure", "list_table"]
+
+MISSING = "–"
+"""A table cell or value that was not measured."""
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
 _LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")

@@ -11,27 +11,26 @@ from reportgen.bundle.model import Analysis, Kernel, StepTimes
 from reportgen.bundle.store import Bundle
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 
 __all__ = ["kernel_diff", "variants_section"]
 
-_MISSING = "–"
 _SHORT_KINDS = {"forward": "fwd", "backward": "bwd"}
 
 
 def _times(times: StepTimes | None) -> str:
-    return _MISSING if times is None else f"{times.median_ms:.2f} ({times.q1_ms:.2f}–{times.q3_ms:.2f})"
+    return MISSING if times is None else f"{times.median_ms:.2f} ({times.q1_ms:.2f}–{times.q3_ms:.2f})"
 
 
 def _busy(analysis: Analysis | None) -> str:
     if analysis is None:
-        return _MISSING
+        return MISSING
     parts = []
     for graph in analysis.graphs:
         busy = graph.busy_seed_percent if graph.busy_seed_percent is not None else graph.busy_union_percent
         if graph.graph is not None and busy is not None:
             parts.append(f"{_SHORT_KINDS.get(graph.kind, graph.kind)} {busy:.0f}")
-    return ", ".join(parts) or _MISSING
+    return ", ".join(parts) or MISSING
 
 
 def _row(bundle: Bundle) -> list[str]:
@@ -39,16 +38,16 @@ def _row(bundle: Bundle) -> list[str]:
     metrics = m.metrics
     speedup = metrics.speedup
     peak = metrics.peak_memory_compiled_bytes
-    cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else _MISSING
+    cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else MISSING
     return [
         f"{{doc}}`{m.variant or m.name} <../{m.name}/index>`",
         escape_md(m.recipe.compile.mode),
         m.status.value,
         _times(metrics.eager),
         _times(metrics.compiled),
-        _MISSING if speedup is None else f"{speedup:.2f}×",
-        _MISSING if metrics.compile_time_s is None else f"{metrics.compile_time_s:.1f}",
-        _MISSING if peak is None else f"{peak / 2**20:.0f}",
+        MISSING if speedup is None else f"{speedup:.2f}×",
+        MISSING if metrics.compile_time_s is None else f"{metrics.compile_time_s:.1f}",
+        MISSING if peak is None else f"{peak / 2**20:.0f}",
         _busy(bundle.analysis),
         cudagraphs,
     ]
