@@ -43,7 +43,7 @@ def autotune_summary(ops: Sequence[AutotuneOp]) -> str:
     templates = sum(1 for op in ops if op.winner and op.winner.is_template)
     seconds = sum(op.tuning_s for op in ops)
     return (
-        f"{len(ops)} operations autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
+        f"{len(ops)} operation{'' if len(ops) == 1 else 's'} autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
         f"template won {templates}, the library call {len(ops) - templates}."
     )
 

@@ -30,3 +30,4 @@ def test_no_ops_no_section() -> None:
 def test_long_lists_are_cut_and_say_so() -> None:
     text = autotune_section([_op("mm", 0.02, None)] * 5, max_rows=2)
     assert "The first 2 of 5 are listed." in text
+    assert autotune_summary([_op("mm", 0.02, None)]).startswith("1 operation autotuned in 2.0 s")
