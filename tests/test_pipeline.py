@@ -70,6 +70,8 @@ def test_max_autotune_choices_reach_the_bundle_and_the_pages(site: Path) -> None
     assert op.op in ("packed_linear", "mm", "addmm", "linear") and len(op.choices) >= 2
     assert op.benchmark_s is not None and op.num_choices and op.num_choices >= 2
     assert not load_bundle(site / "results" / "autotune_mlp--default").capture.autotune
+    categories = {k.category for k in bundle.analysis.kernels.kernels}
+    assert "cpp_template" in categories  # the C++ GEMM template that won, profiled as graph_0_gemm_..._kernel
     root = site / "site" / "_build" / "html" / "reports"
     page = (root / "autotune_mlp--max-autotune" / "index.html").read_text(encoding="utf-8")
     assert "Autotuning" in page and op.winner.name in page

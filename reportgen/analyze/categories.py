@@ -95,6 +95,13 @@ RULES: tuple[Rule, ...] = (
         "cpu",
     ),
     _rule(
+        "cpp_template",
+        r"^graph_\d+_\w*(gemm|bmm|conv|flex_attention)\w*_kernel$",
+        "Inductor C++ templates (max-autotune with freezing): a GEMM with its epilogue, wrapped as "
+        "`cpp_fused_addmm_relu_0` but profiled as `graph_0_gemm_m16n16k16_kernel`",
+        "cpu",
+    ),
+    _rule(
         "extern_gemm",
         r"^aten::(mm|addmm|bmm|baddbmm|matmul|linear|addmv|mv|_addmm_activation)$"
         r"|^(mkldnn|onednn|mkl)::\w*(linear|matmul|mm)|^aten::(mkldnn|_mkl)_?\w*(linear|matmul|mm)",
@@ -121,6 +128,7 @@ CATEGORY_ORDER: tuple[str, ...] = (
     "triton_split_scan",
     "triton_other",
     "cpp_fused",
+    "cpp_template",
     "extern_gemm",
     "conv",
     "attention",

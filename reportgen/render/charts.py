@@ -35,6 +35,7 @@ CATEGORY_COLORS: dict[str, str] = {
     "triton_split_scan": "#da8bc3",
     "triton_other": "#a6bddb",
     "cpp_fused": "#e377c2",
+    "cpp_template": "#9467bd",
     "extern_gemm": "#55a868",
     "conv": "#2ca02c",
     "attention": "#17becf",

@@ -164,6 +164,8 @@ CASES: list[tuple[str, str, str, str]] = [
     # CPU ops (device "cpu")
     ("graph_0_cpp_fused_add_mul_0", "cpu_op", "cpu", "cpp_fused"),
     ("cpp_fused_add_mul_0", "cpu_op", "cpu", "cpp_fused"),
+    ("graph_0_gemm_m16n16k16_kernel", "cpu_op", "cpu", "cpp_template"),
+    ("graph_3_bmm_m32n64k16_kernel", "cpu_op", "cpu", "cpp_template"),
     ("graph_12_cpp_fused__native_batch_norm_legit_no_training_relu_3", "cpu_op", "cpu", "cpp_fused"),
     ("aten::mm", "cpu_op", "cpu", "extern_gemm"),
     ("aten::addmm", "cpu_op", "cpu", "extern_gemm"),
@@ -218,6 +220,7 @@ def test_unknown_device() -> None:
         ("conv", "other"),
         ("memcpy", "other"),
         ("cpp_fused", "other"),
+        ("cpp_template", "other"),
         ("other", "other"),
     ],
 )
