@@ -1,8 +1,10 @@
 """Streaming chrome-trace reader: what the analyses need from a trace of any size, in bounded memory.
 
-`read_trace(path, device)` parses `traceEvents` one event at a time (ijson's yajl2 C backend; gzip
-decompressed on a second thread) and keeps only the events an analysis reads, slimmed to the keys it
-reads (`ph cat name pid tid ts dur args.correlation`), with interned names:
+`read_trace(path, device)` inflates gzip on a second thread, cuts the text of `traceEvents` into ~2 MB
+pieces of whole events and parses each with orjson (`_EventText`); text that does not cut that way is
+parsed one event at a time with ijson (yajl2 C backend). A plain-JSON trace over 64 MB is read as two
+halves in two processes. Only the events an analysis reads are kept, as `TraceEvent`s holding the keys
+it reads (`ph cat name pid tid ts dur args.correlation`), with interned names:
 
 - GPU work (`kernel`, `gpu_memcpy`, `gpu_memset`) and launches (`cuda_runtime`, `cuda_driver`) that
   carry a `correlation`;
