@@ -46,6 +46,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("-o", "--results", type=Path, default=Path("results"), help="bundle directory")
         p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides recipes)")
         p.add_argument(
+            "--inductor-cache",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="keep Inductor's caches in DIR/<bundle> between runs (warm compiles, autotuning once); "
+            "default: a fresh cache per run",
+        )
+        p.add_argument(
             "--variant",
             action="append",
             dest="variants",
@@ -125,7 +133,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "serve":
         return _serve(args.site, args.port)
-    options = RunOptions(timeout_s=args.timeout)
+    options = RunOptions(timeout_s=args.timeout, inductor_cache=getattr(args, "inductor_cache", None))
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce
 

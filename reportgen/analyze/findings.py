@@ -238,11 +238,31 @@ def low_bandwidth(inputs: FindingInputs) -> Finding | None:
                 *_more(len(slow)),
             ]
         ),
-        suggestion='Try `TORCHINDUCTOR_MAX_AUTOTUNE=1` (or `mode="max-autotune"`) and '
-        "`TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1` to search more block sizes; then inspect the kernel "
-        "(run its module, `python <kernel>.py`, and read its loads and reductions): strided or broadcast "
-        "access and small reductions keep a memory-bound kernel far from peak.",
+        suggestion=_bandwidth_suggestion(inputs.manifest),
     )
+
+
+_INSPECT = (
+    "inspect the kernel (run its module, `python <kernel>.py`, and read its loads and reductions): strided or "
+    "broadcast access and small reductions keep a memory-bound kernel far from peak."
+)
+
+
+def _bandwidth_suggestion(manifest: Manifest) -> str:
+    """More tuning where the run left some out; where it already searched, go straight to the kernel."""
+    mode, env = manifest.recipe.compile.mode, manifest.recipe.env
+    max_autotune = mode.startswith("max-autotune") or env.get("TORCHINDUCTOR_MAX_AUTOTUNE") == "1"
+    descent = mode.startswith("max-autotune") or env.get("TORCHINDUCTOR_COORDINATE_DESCENT_TUNING") == "1"
+    if max_autotune and descent:
+        return (
+            "This run already searched block sizes (max-autotune with coordinate-descent tuning): more tuning will "
+            f"not close the gap. {_INSPECT[0].upper()}{_INSPECT[1:]}"
+        )
+    knobs = [
+        *([] if max_autotune else ['`TORCHINDUCTOR_MAX_AUTOTUNE=1` (or `mode="max-autotune"`)']),
+        *([] if descent else ["`TORCHINDUCTOR_COORDINATE_DESCENT_TUNING=1`"]),
+    ]
+    return f"Try {' and '.join(knobs)} to search more block sizes; then {_INSPECT}"
 
 
 def autotune_compile(inputs: FindingInputs) -> Finding | None:

@@ -215,7 +215,7 @@ def _graph(
         key=members[0].key if members else None,
         kind=kind,
         calls=len(members),
-        wall_us=sum(call.end - call.start for call in members),
+        wall_us=sum(map(_window_us, members, work_by_call)) if members else 0.0,
         kernel_time_us=sum(kernel.device_time_us for kernel in kernels),
         busy_union_percent=_busy_union_percent(members, work_by_call) if members and kernels else None,
         categories_us=dict(sorted(categories.items(), key=lambda item: (-item[1], item[0]))),
@@ -245,10 +245,19 @@ def _busy_union_percent(members: Sequence[GraphCall], work_by_call: Sequence[lis
     [min(call start, first kernel start), max(call end, last kernel end)], x 100."""
     busy_us = window_us = 0.0
     for call, items in zip(members, work_by_call, strict=True):
-        starts, ends = [item.start for item in items], [item.end for item in items]
-        window_us += max(call.end, *ends) - min(call.start, *starts)
-        busy_us += union_us(starts, ends)
+        window_us += _window_us(call, items)
+        busy_us += union_us([item.start for item in items], [item.end for item in items])
     return 100.0 * busy_us / window_us if window_us > 0 else None
+
+
+def _window_us(call: GraphCall, items: Sequence[_Work]) -> float:
+    """A call's window: from its start (or its first kernel's) to its end (or its last kernel's end).
+
+    Under CUDA graphs the CPU span is only the replay's launch, far shorter than the kernels it runs.
+    """
+    start = min((item.start for item in items), default=call.start)
+    end = max((item.end for item in items), default=call.end)
+    return max(call.end, end) - min(call.start, start)
 
 
 # --- steps ---------------------------------------------------------------------------------------------

@@ -298,6 +298,12 @@ class Manifest(_Model):
     schema_version: Literal[1] = SCHEMA_VERSION
     name: str = Field(description="Bundle name: the recipe name, or `<recipe>--<variant>`.")
     variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
+    variant_description: str = Field(default="", description="That variant's description in the recipe.")
+    inductor_cache: Literal["fresh", "persistent"] = Field(
+        default="fresh",
+        description="`fresh`: the run compiled in an empty Inductor cache of its own (a cold compile); "
+        "`persistent`: in a cache kept between runs (`--inductor-cache`), so compile time may be warm.",
+    )
     recipe: Recipe = Field(
         description="The recipe as this run used it (variant applied, device overrides not applied)."
     )
@@ -377,7 +383,10 @@ class GraphAnalysis(_Model):
     kind: GraphKind
     wrapper: str | None = Field(default=None, description="Bundle path of the graph's compiled wrapper module.")
     calls: int = Field(description="Calls over the profiled steps.")
-    wall_us: float = Field(description="Sum of the CPU spans of those calls.")
+    wall_us: float = Field(
+        description="Sum of those calls' windows: each call's CPU span, stretched to its first kernel's start and "
+        "last kernel's end (under CUDA graphs the span is only the replay's launch); busy union's denominator."
+    )
     kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels launched by the calls.")
     busy_union_percent: float | None = Field(
         default=None,

@@ -76,10 +76,18 @@ def _summary(bundle: Bundle) -> str:
         ("Eager median", _ms(metrics.eager.median_ms if metrics.eager else None)),
         ("Compiled median", _ms(metrics.compiled.median_ms if metrics.compiled else None)),
         ("Speedup", f"{speedup:.2f}×" if speedup is not None else _MISSING),
-        ("Compile time", f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING),
+        ("Compile time", _compile_time(manifest)),
         ("Status", f"**{manifest.status.value}**"),
     ]
     return "## Summary\n\n" + _bullets(items)
+
+
+def _compile_time(manifest: Manifest) -> str:
+    seconds = manifest.metrics.compile_time_s
+    if seconds is None:
+        return _MISSING
+    cache = "kept Inductor cache: may be warm" if manifest.inductor_cache == "persistent" else "fresh Inductor cache"
+    return f"{seconds:.1f} s ({cache})"
 
 
 def _analysis_failure(bundle: Bundle) -> str:
@@ -212,6 +220,16 @@ def _description(text: str) -> str:
     return "\n\n".join(escape_md(p) for p in paragraphs)
 
 
+def _variant(manifest: Manifest) -> str:
+    """The variant's own description, which the recipe's (shared by every variant) cannot give."""
+    if not manifest.variant:
+        return ""
+    text = f"**Variant `{manifest.variant}`**"
+    if manifest.variant_description.strip():
+        text += ": " + escape_md(" ".join(manifest.variant_description.split()).rstrip("."))
+    return text + "."
+
+
 def report_page(
     bundle: Bundle,
     chart_files: ChartFiles,
@@ -239,6 +257,7 @@ def report_page(
         f"# {escape_md(_title(bundle.manifest))}",
         *leading_sections,
         _description(recipe.description),
+        _variant(bundle.manifest),
         _summary(bundle),
         _failure(bundle, log_tail),
         _charts(chart_files),

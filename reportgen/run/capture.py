@@ -22,6 +22,7 @@ from reportgen.analyze.modules import parse_wrapper
 from reportgen.analyze.stream import read_trace
 from reportgen.bundle.model import GraphBenchmark, KernelBenchmark, ModuleFile
 from reportgen.run import inductor
+from reportgen.run.modules import cached_source
 
 __all__ = ["GRAPHS_DIR", "benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "steady_gc", "time_graphs"]
 
@@ -193,11 +194,13 @@ def benchmark_kernels(
     min_share: float = 0.01,
     top: int = 20,
     notes: list[str] | None = None,
+    cache_dir: Path | None = None,
 ) -> list[KernelBenchmark]:
     """Time the hot Triton kernels with their own harness: the `top` longest, and all above `min_share`.
 
-    A kernel module the run's process already loaded is reused; otherwise its copy in the bundle is
-    imported (its Triton binary comes from the run's still-warm cache): a handful of modules, not all.
+    A kernel module the run's process already loaded is reused; otherwise it is imported from the run's
+    live Inductor cache (`cache_dir`), where the autotuner finds the config the run chose, and only without
+    one from its bundle copy (which tunes its configs again: seconds per kernel under max-autotune).
     """
     table = kernel_table(read_trace(trace_file, "cuda"), "cuda", steps)
     triton = [k for k in table.kernels if k.name.startswith("triton_")]
@@ -206,7 +209,7 @@ def benchmark_kernels(
     results: list[KernelBenchmark] = []
     for graph, name, path in _hot_kernel_files(files, out_dir, hot):
         try:
-            module = loaded.get(path.name) or inductor.import_kernel_module(path)
+            module = loaded.get(path.name) or inductor.import_kernel_module(cached_source(path.name, cache_dir) or path)
             bench = inductor.kernel_benchmark(module)
             if bench is None:
                 continue

@@ -154,11 +154,17 @@ class _Captures:
             kernels = self.attempt(
                 "kernel benchmarks",
                 lambda: capture.benchmark_kernels(
-                    self.loaded, self.files, self.out_dir, trace, self.steps, notes=self.notes
+                    self.loaded, self.files, self.out_dir, trace, self.steps, notes=self.notes, cache_dir=_cache_dir()
                 ),
             )
             fields["kernel_benchmarks"] = kernels or []
         return Capture(notes=self.notes, **fields)  # type: ignore[arg-type]
+
+
+def _cache_dir() -> Path | None:
+    """The run's private Inductor cache (the launcher sets it), still holding the tuned configs."""
+    value = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return Path(value) if value else None
 
 
 def _is_oom(exc: BaseException) -> bool:

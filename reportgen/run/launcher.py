@@ -36,10 +36,17 @@ _SCRUBBED_FILES = ("run.log", CAPTURE_FILE)
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Knobs of the parent: a timeout that overrides the recipe's, and the Python to run."""
+    """Knobs of the parent.
+
+    :param timeout_s: overrides the recipe's timeout
+    :param python: the interpreter that runs the child
+    :param inductor_cache: a persistent Inductor cache root kept between runs (each bundle uses
+        `<root>/<bundle name>`: warm compiles, autotuning done once); None = a fresh cache per run
+    """
 
     timeout_s: float | None = None
     python: str = sys.executable
+    inductor_cache: Path | None = None
 
 
 def _now() -> str:
@@ -137,6 +144,15 @@ def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
     return path.name
 
 
+def _cache_dir(root: Path | None, name: str) -> Path | None:
+    """`<root>/<bundle name>`, created: one kept cache per recipe and variant."""
+    if root is None:
+        return None
+    path = root.expanduser().resolve() / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
@@ -149,7 +165,9 @@ def _populate(
     (bundle / "recipe.yaml").write_bytes(recipe_text)
     timeout_s = options.timeout_s or recipe.timeout_s
     with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.bundle_name(variant)}-") as work:
-        cache_dir = Path(work) / "inductor"
+        persistent = options.inductor_cache is not None
+        cache_dir = _cache_dir(options.inductor_cache, recipe.bundle_name(variant)) if persistent else None
+        cache_dir = cache_dir or Path(work) / "inductor"
         spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent))
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
@@ -166,7 +184,9 @@ def _populate(
             )
             timed_out = _wait(proc, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)
-        modules = result.modules if result and result.modules else scan_cache_dir(cache_dir, bundle)
+        modules = result.modules if result and result.modules else []
+        if not modules and not persistent:  # a kept cache holds earlier runs' modules too: no fallback
+            modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
     scrubber = _scrub_outputs(bundle, env)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
@@ -178,6 +198,8 @@ def _populate(
     return Manifest(
         name=recipe.bundle_name(variant),
         variant=variant.name if variant else None,
+        variant_description=variant.description if variant else "",
+        inductor_cache="persistent" if persistent else "fresh",
         recipe=recipe,
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reportgen.bundle.model import ModuleFile
 
-__all__ = ["copy_modules", "scan_cache_dir"]
+__all__ = ["cached_source", "copy_modules", "scan_cache_dir"]
 
 _KERNEL_PATH = re.compile(r"^# kernel path: (\S+\.py)\s*$", re.M)
 _WRAPPER_MARK = "compiled_module_main"
@@ -60,3 +60,17 @@ def scan_cache_dir(cache_dir: Path, bundle_dir: Path) -> list[ModuleFile]:
         return []
     files = sorted((p for p in cache_dir.rglob("*.py") if p.is_file()), key=lambda p: (p.stat().st_mtime_ns, p.name))
     return copy_modules(files, bundle_dir)
+
+
+def cached_source(name: str, cache_dir: Path | None) -> Path | None:
+    """The file `name` in a live Inductor cache (`<cache>/<name[1:3]>/<name>`, or any one-level subdir).
+
+    Importing a kernel from there, not from its bundle copy, lets Triton's autotuner find the
+    `.best_config` the run wrote beside it: the same config as the run, and no second tuning.
+    """
+    if cache_dir is None or not cache_dir.is_dir():
+        return None
+    usual = cache_dir / name[1:3] / name
+    if usual.is_file():
+        return usual
+    return next((p for p in cache_dir.glob(f"*/{name}") if p.is_file()), None)

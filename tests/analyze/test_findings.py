@@ -331,6 +331,35 @@ def test_low_bandwidth_lists_worst_kernels_with_share() -> None:
     assert "TORCHINDUCTOR_MAX_AUTOTUNE=1" in finding.suggestion and "COORDINATE_DESCENT" in finding.suggestion
 
 
+@pytest.mark.parametrize(
+    ("mode", "env", "expected", "absent"),
+    [
+        ("default", {}, ["TORCHINDUCTOR_MAX_AUTOTUNE=1", "COORDINATE_DESCENT"], ["already searched"]),
+        ("default", {"TORCHINDUCTOR_MAX_AUTOTUNE": "1"}, ["COORDINATE_DESCENT"], ["MAX_AUTOTUNE=1", "already"]),
+        ("max-autotune", {}, ["already searched", "python <kernel>.py"], ["Try `"]),
+        ("max-autotune-no-cudagraphs", {}, ["already searched"], ["Try `"]),
+        (
+            "reduce-overhead",
+            {"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHINDUCTOR_COORDINATE_DESCENT_TUNING": "1"},
+            ["already searched"],
+            ["Try `"],
+        ),
+    ],
+)
+def test_low_bandwidth_suggests_only_the_tuning_the_run_left_out(
+    mode: str, env: dict[str, str], expected: list[str], absent: list[str]
+) -> None:
+    manifest = _manifest()
+    recipe = manifest.recipe.model_copy(
+        update={"compile": manifest.recipe.compile.model_copy(update={"mode": mode}), "env": env}
+    )
+    capture = Capture(kernel_benchmarks=[_benchmark("triton_red_a", 400.0)])
+    finding = low_bandwidth(_inputs(manifest.model_copy(update={"recipe": recipe}), capture))
+    assert finding is not None
+    assert all(text in finding.suggestion for text in expected), finding.suggestion
+    assert not any(text in finding.suggestion for text in absent), finding.suggestion
+
+
 def test_low_bandwidth_threshold_and_copy_fallback() -> None:
     at = Capture(kernel_benchmarks=[_benchmark("k", 1200.0)], copy_bandwidth_gbps=4000.0)
     below = Capture(kernel_benchmarks=[_benchmark("k", 1199.0)], copy_bandwidth_gbps=4000.0)

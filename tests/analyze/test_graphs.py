@@ -154,6 +154,17 @@ def test_nested_regions_without_keys() -> None:
     assert result.graphs[2].busy_union_percent is None
 
 
+def test_cuda_graph_replay_wall_is_the_kernels_window_not_the_launch_span() -> None:
+    """Under CUDA graphs the call's CPU span is the replay's launch; its kernels run long after it."""
+    b = _Events()
+    b.span("Torch-Compiled Region: 0/0", 0, 10)
+    b.kernel("triton_poi_fused_add_0", launch=5, start=8, dur=40)
+    b.kernel("triton_red_fused_sum_1", launch=6, start=60, dur=40)  # 12 us idle between the two
+    (graph,) = attribute_graphs(b.trace(), "cuda").graphs
+    assert (graph.kernel_time_us, graph.wall_us) == (80.0, 100.0)  # the span alone is 10 us
+    assert graph.busy_union_percent == pytest.approx(80.0)
+
+
 def test_gpu_user_annotation_is_not_work() -> None:
     result = attribute_graphs(_nested_regions(), "cuda")
     names = {k.name for g in result.graphs for k in g.kernels}
@@ -174,7 +185,8 @@ def test_training_graphs_by_key() -> None:
         (None, OUTSIDE_LABEL, None, "unknown", 0, 230.0),
     ]
     first, second, backward, outside = result.graphs
-    assert first.wall_us == 220.0
+    # the calls' CPU spans sum to 220 us; their kernels end after them: each window stretches by 4 us
+    assert first.wall_us == 228.0
     # the prologue kernel in CompiledFunction but outside the Call belongs to the graph it wraps
     assert _kernels(first) == {
         "triton_red_fused_sum_1": ("triton_reduction", 60.0, 2),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -142,3 +143,15 @@ def test_render_site_pages_without_bundles_replaces_old_tree(tmp_path: Path, mak
     render_site_pages(tmp_path / "empty", reports)
     assert (reports / "index.md").read_text() == "# Reports\n\nNo reports yet.\n"
     assert not (reports / "gone").exists()
+
+
+def test_report_page_gives_the_variants_own_description(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = load_bundle(make_bundle(tmp_path, "mixnet--max-autotune", title="Mixnet L"))
+    manifest = bundle.manifest.model_copy(
+        update={"variant": "max-autotune", "variant_description": "autotuned GEMM\n templates <b>, CUDA graphs."}
+    )
+    page = report_page(dataclasses.replace(bundle, manifest=manifest), CHARTS)
+    assert page.startswith("# Mixnet L — max\\-autotune\n")
+    assert "\n**Variant `max-autotune`**: autotuned GEMM templates \\<b\\>, CUDA graphs.\n" in page
+    plain = report_page(bundle, CHARTS)
+    assert "**Variant" not in plain

@@ -16,9 +16,9 @@ from reportgen.run import RunOptions, run_recipe
 RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
 
 
-def _run(name: str, results: Path, **options: float) -> Path:
+def _run(name: str, results: Path, **options: object) -> Path:
     path = RECIPES / f"{name}.yaml"
-    return run_recipe(load_recipe(path), path, results, RunOptions(**options))
+    return run_recipe(load_recipe(path), path, results, RunOptions(**options))  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
@@ -27,6 +27,7 @@ def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
     manifest = read_manifest(bundle)
     assert manifest.status is RunStatus.ok, manifest.error
     assert manifest.environment is not None and manifest.environment.device == "cpu"
+    assert manifest.inductor_cache == "fresh"
     assert manifest.environment.versions.torch
     m = manifest.metrics
     assert m.eager is not None and m.compiled is not None and len(m.compiled.samples_ms) == 3
@@ -45,6 +46,21 @@ def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
     (timed,) = capture.graph_benchmarks  # the one graph, timed alone in rounds; the fastest round counts
     assert len(timed.rounds_ms) == 3 and timed.wall_ms_per_call == min(timed.rounds_ms) > 0
     assert timed.profiled_calls > 0 and timed.trace_file and (bundle / timed.trace_file).is_file()
+
+
+@pytest.mark.slow
+def test_a_kept_inductor_cache_makes_the_second_compile_warm(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = read_manifest(_run("addmul", tmp_path / "a", inductor_cache=cache))
+    second_bundle = _run("addmul", tmp_path / "b", inductor_cache=cache)
+    second = read_manifest(second_bundle)
+    assert (first.status, second.status) == (RunStatus.ok, RunStatus.ok), second.error
+    assert (first.inductor_cache, second.inductor_cache) == ("persistent", "persistent")
+    assert (cache / "addmul").is_dir()  # one kept cache per bundle name
+    hits = read_capture(second_bundle, second).diagnostics.cache
+    assert hits.get("fxgraph_cache_hit", 0) >= 1, hits
+    wrappers = [f for f in second.modules if f.kind == "wrapper"]  # a cache hit still gives the wrapper
+    assert len(wrappers) == 1 and "cpp_fused_add_mul_0" in (second_bundle / wrappers[0].path).read_text()
 
 
 def test_model_code_that_raises_is_a_failed_bundle(tmp_path: Path) -> None:

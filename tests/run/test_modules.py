@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.run.modules import copy_modules
+from reportgen.run.modules import cached_source, copy_modules
 
 
 def _wrapper(path: Path, kernels: list[Path]) -> Path:
@@ -27,3 +27,21 @@ def test_kernels_named_by_a_wrapper_are_copied_from_their_path(tmp_path: Path) -
         ("kernel", "modules/kernels/kworker.py"),
     ]
     assert (bundle / "modules/kernels/kworker.py").read_text() == "# kworker\n"
+
+
+def test_cached_source_finds_a_kernel_in_the_live_cache_layout(tmp_path: Path) -> None:
+    name = "c7kbgjmrhxcnkzwfkfbmxpkrrrhxxwjsc34abyywr4hiwi3sggik.py"
+    usual = tmp_path / "7k" / name
+    usual.parent.mkdir()
+    usual.write_text("# kernel\n")
+    assert cached_source(name, tmp_path) == usual
+    moved = tmp_path / "elsewhere" / "cabc.py"
+    moved.parent.mkdir()
+    moved.write_text("# kernel\n")
+    assert cached_source("cabc.py", tmp_path) == moved  # any one-level subdir
+
+
+def test_cached_source_is_none_without_a_cache_or_the_file(tmp_path: Path) -> None:
+    assert cached_source("cabc.py", None) is None
+    assert cached_source("cabc.py", tmp_path / "gone") is None
+    assert cached_source("cabc.py", tmp_path) is None
