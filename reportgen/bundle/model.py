@@ -36,6 +36,7 @@ __all__ = [
     "GraphKernel",
     "GraphKind",
     "HostInfo",
+    "InductorCache",
     "IdleHistogram",
     "Kernel",
     "KernelBenchmark",
@@ -292,6 +293,10 @@ class Capture(_Model):
     notes: list[str] = Field(default_factory=list, description="Capture steps that were skipped, and why.")
 
 
+InductorCache = Literal["fresh", "kept-empty", "kept-warm"]
+"""Where a run's Inductor cache came from (see `Manifest.inductor_cache`)."""
+
+
 class Manifest(_Model):
     """manifest.json: what ran, where, how it ended, and its headline numbers."""
 
@@ -299,10 +304,11 @@ class Manifest(_Model):
     name: str = Field(description="Bundle name: the recipe name, or `<recipe>--<variant>`.")
     variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
     variant_description: str = Field(default="", description="That variant's description in the recipe.")
-    inductor_cache: Literal["fresh", "persistent"] = Field(
+    inductor_cache: InductorCache = Field(
         default="fresh",
-        description="`fresh`: the run compiled in an empty Inductor cache of its own (a cold compile); "
-        "`persistent`: in a cache kept between runs (`--inductor-cache`), so compile time may be warm.",
+        description="`fresh`: a private Inductor cache, empty at the start (a cold compile); `kept-empty`: a cache "
+        "kept between runs (`--inductor-cache`), empty at the start (cold too); `kept-warm`: a kept cache that "
+        "held earlier runs' files, so the compile may be warm.",
     )
     recipe: Recipe = Field(
         description="The recipe as this run used it (variant applied, device overrides not applied)."

@@ -11,7 +11,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reportgen.bundle.model import Analysis, Environment, Kernel, KernelTable, Manifest, Metrics, RunStatus
+from reportgen.bundle.model import (
+    Analysis,
+    Environment,
+    InductorCache,
+    Kernel,
+    KernelTable,
+    Manifest,
+    Metrics,
+    RunStatus,
+)
 from reportgen.bundle.store import Bundle
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import code_block, code_span, escape_md, figure, list_table
@@ -82,12 +91,19 @@ def _summary(bundle: Bundle) -> str:
     return "## Summary\n\n" + _bullets(items)
 
 
+CACHE_NOTES: dict[InductorCache, str] = {
+    "fresh": "cold: a fresh Inductor cache",
+    "kept-empty": "cold: a kept Inductor cache, empty at the start",
+    "kept-warm": "a kept Inductor cache from earlier runs: may be warm",
+}
+"""How the summary qualifies the compile time, by `Manifest.inductor_cache`."""
+
+
 def _compile_time(manifest: Manifest) -> str:
     seconds = manifest.metrics.compile_time_s
     if seconds is None:
         return _MISSING
-    cache = "kept Inductor cache: may be warm" if manifest.inductor_cache == "persistent" else "fresh Inductor cache"
-    return f"{seconds:.1f} s ({cache})"
+    return f"{seconds:.1f} s ({CACHE_NOTES[manifest.inductor_cache]})"
 
 
 def _analysis_failure(bundle: Bundle) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle.model import Analysis, Kernel, StepTimes
+from reportgen.bundle.model import Analysis, Kernel, Manifest, StepTimes
 from reportgen.bundle.store import Bundle
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
@@ -46,11 +46,19 @@ def _row(bundle: Bundle) -> list[str]:
         _times(metrics.eager),
         _times(metrics.compiled),
         MISSING if speedup is None else f"{speedup:.2f}×",
-        MISSING if metrics.compile_time_s is None else f"{metrics.compile_time_s:.1f}",
+        _compile(m),
         MISSING if peak is None else f"{peak / 2**20:.0f}",
         _busy(bundle.analysis),
         cudagraphs,
     ]
+
+
+def _compile(manifest: Manifest) -> str:
+    """Seconds; a compile from a kept cache that held earlier runs is marked, since it may be warm."""
+    seconds = manifest.metrics.compile_time_s
+    if seconds is None:
+        return MISSING
+    return f"{seconds:.1f} (warm cache)" if manifest.inductor_cache == "kept-warm" else f"{seconds:.1f}"
 
 
 def kernel_diff(
@@ -104,7 +112,8 @@ def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
     parts = [
         "## Variants",
         "Each variant ran in its own process with its own Inductor cache and its own eager baseline "
-        "(timed interleaved with the compiled steps); busy % is PyTorch's `-p` definition where available.",
+        "(timed interleaved with the compiled steps); busy % is PyTorch's `-p` definition where available. "
+        "Compile times are cold unless marked: a warm cache skips compilation and autotuning.",
         list_table(header, [_row(b) for b in siblings]),
     ]
     base = siblings[0]

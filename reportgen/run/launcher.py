@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reportgen.bundle.model import Capture, Manifest, Metrics, RunStatus
+from reportgen.bundle.model import Capture, InductorCache, Manifest, Metrics, RunStatus
 from reportgen.bundle.store import write_bundle
 from reportgen.recipe.model import Recipe, Variant
 from reportgen.run.autotune import parse_autotune_log
@@ -165,9 +165,9 @@ def _populate(
     (bundle / "recipe.yaml").write_bytes(recipe_text)
     timeout_s = options.timeout_s or recipe.timeout_s
     with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.bundle_name(variant)}-") as work:
-        persistent = options.inductor_cache is not None
-        cache_dir = _cache_dir(options.inductor_cache, recipe.bundle_name(variant)) if persistent else None
-        cache_dir = cache_dir or Path(work) / "inductor"
+        kept = _cache_dir(options.inductor_cache, recipe.bundle_name(variant))
+        cache_state: InductorCache = "fresh" if kept is None else "kept-warm" if any(kept.iterdir()) else "kept-empty"
+        cache_dir = kept or Path(work) / "inductor"
         spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent))
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
@@ -185,7 +185,7 @@ def _populate(
             timed_out = _wait(proc, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
-        if not modules and not persistent:  # a kept cache holds earlier runs' modules too: no fallback
+        if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
             modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
     scrubber = _scrub_outputs(bundle, env)
@@ -199,7 +199,7 @@ def _populate(
         name=recipe.bundle_name(variant),
         variant=variant.name if variant else None,
         variant_description=variant.description if variant else "",
-        inductor_cache="persistent" if persistent else "fresh",
+        inductor_cache=cache_state,
         recipe=recipe,
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),
