@@ -114,11 +114,7 @@ def compiled_slower(inputs: FindingInputs) -> Finding | None:
         if overlap
         else "The inter-quartile ranges do not overlap: the slowdown is not run-to-run noise."
     )
-    tools = (
-        '`mode="reduce-overhead"` (CUDA graphs) when graphs are launch-bound, `mode="max-autotune"` otherwise'
-        if inputs.device == "cuda"
-        else '`mode="max-autotune"`'
-    )
+    tools = _other_modes(inputs.manifest.recipe.compile.mode, inputs.device == "cuda")
     return Finding(
         rule="compiled-slower",
         severity="warning" if overlap else "problem",
@@ -127,6 +123,16 @@ def compiled_slower(inputs: FindingInputs) -> Finding | None:
         f"speedup {speedup:.2f}x.\n{noise}",
         suggestion=f"Read the other findings first (launch-bound graphs, graph breaks, recompiles), then try {tools}.",
     )
+
+
+def _other_modes(mode: str, cuda: bool) -> str:
+    """The compile modes worth trying next, leaving out the one the run used."""
+    options = []
+    if cuda and mode not in ("reduce-overhead", "max-autotune"):
+        options.append('`mode="reduce-overhead"` (CUDA graphs) when graphs are launch-bound')
+    if not mode.startswith("max-autotune"):
+        options.append('`mode="max-autotune"`' + (" otherwise" if options else ""))
+    return ", ".join(options) if options else "a profile of the slowest kernels (below) to see what eager does better"
 
 
 def graph_breaks(inputs: FindingInputs) -> Finding | None:

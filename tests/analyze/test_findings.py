@@ -179,6 +179,28 @@ def test_compiled_slower_fires_with_times_and_iqr_verdict() -> None:
     assert "The inter-quartile ranges overlap" in noisy.evidence
 
 
+@pytest.mark.parametrize(
+    ("mode", "device", "expected", "absent"),
+    [
+        ("default", "cuda", ['mode="reduce-overhead"', 'mode="max-autotune"'], []),
+        ("default", "cpu", ['mode="max-autotune"'], ["reduce-overhead"]),
+        ("reduce-overhead", "cuda", ['mode="max-autotune"'], ['mode="reduce-overhead"']),
+        ("max-autotune", "cuda", ["slowest kernels"], ["mode="]),
+        ("max-autotune-no-cudagraphs", "cuda", ['mode="reduce-overhead"'], ['mode="max-autotune"']),
+    ],
+)
+def test_compiled_slower_suggests_only_modes_not_tried(
+    mode: str, device: str, expected: list[str], absent: list[str]
+) -> None:
+    slow = Metrics(eager=_times(80.0), compiled=_times(100.0))
+    manifest = _manifest(device=device, metrics=slow)
+    recipe = manifest.recipe.model_copy(update={"compile": manifest.recipe.compile.model_copy(update={"mode": mode})})
+    finding = compiled_slower(_inputs(manifest.model_copy(update={"recipe": recipe})))
+    assert finding is not None
+    assert all(text in finding.suggestion for text in expected), finding.suggestion
+    assert not any(text in finding.suggestion for text in absent), finding.suggestion
+
+
 @pytest.mark.parametrize("compiled_ms", [100.0, 99.0])
 def test_compiled_slower_quiet_at_speedup_one_and_above(compiled_ms: float) -> None:
     metrics = Metrics(eager=_times(100.0), compiled=_times(compiled_ms))
