@@ -288,7 +288,8 @@ def autotune_compile(inputs: FindingInputs) -> Finding | None:
         f"over {AUTOTUNE_COMPILE_MIN_S:.0f} s.",
         suggestion="Keep the tuning results between runs: a persistent Inductor cache (`TORCHINDUCTOR_CACHE_DIR`; "
         "`reportgen run --inductor-cache DIR` here; FX graph and autotune caches are on by default) or "
-        "`torch.compiler.save_cache_artifacts()` / `load_cache_artifacts()`. Or narrow max-autotune: only GEMMs (`TORCHINDUCTOR_MAX_AUTOTUNE_GEMM=1` instead "
+        "`torch.compiler.save_cache_artifacts()` / `load_cache_artifacts()`. Or narrow max-autotune: only GEMMs "
+        "(`TORCHINDUCTOR_MAX_AUTOTUNE_GEMM=1` instead "
         'of `mode="max-autotune"`), or only the hot submodule compiled with it.',
     )
 
