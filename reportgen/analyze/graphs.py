@@ -209,15 +209,17 @@ def _graph(
     categories: dict[str, float] = {}
     for kernel in kernels:
         categories[kernel.category] = categories.get(kernel.category, 0.0) + kernel.device_time_us
+    wall_us = sum(map(_window_us, members, work_by_call)) if members else 0.0
+    busy_us = sum(union_us([item.start for item in items], [item.end for item in items]) for items in work_by_call)
     return GraphAnalysis(
         graph=number,
         label=_label(number, kind),
         key=members[0].key if members else None,
         kind=kind,
         calls=len(members),
-        wall_us=sum(map(_window_us, members, work_by_call)) if members else 0.0,
+        wall_us=wall_us,
         kernel_time_us=sum(kernel.device_time_us for kernel in kernels),
-        busy_union_percent=_busy_union_percent(members, work_by_call) if members and kernels else None,
+        busy_union_percent=100.0 * busy_us / wall_us if members and kernels and wall_us > 0 else None,
         categories_us=dict(sorted(categories.items(), key=lambda item: (-item[1], item[0]))),
         kernels=kernels,
     )
@@ -240,18 +242,9 @@ def _graph_kernels(number: int | None, work: Sequence[_Work], device: Device) ->
     ]
 
 
-def _busy_union_percent(members: Sequence[GraphCall], work_by_call: Sequence[list[_Work]]) -> float | None:
-    """Sum over calls of the union of each call's kernel intervals ÷ the sum of the calls' windows
-    [min(call start, first kernel start), max(call end, last kernel end)], x 100."""
-    busy_us = window_us = 0.0
-    for call, items in zip(members, work_by_call, strict=True):
-        window_us += _window_us(call, items)
-        busy_us += union_us([item.start for item in items], [item.end for item in items])
-    return 100.0 * busy_us / window_us if window_us > 0 else None
-
-
 def _window_us(call: GraphCall, items: Sequence[_Work]) -> float:
     """A call's window: from its start (or its first kernel's) to its end (or its last kernel's end).
+    Summed over a graph's calls it is `wall_us`, the denominator of `busy_union_percent`.
 
     Under CUDA graphs the CPU span is only the replay's launch, far shorter than the kernels it runs.
     """
