@@ -22,6 +22,7 @@ import pytest
 
 from reportgen.bundle import iter_bundles, load_bundle, recover_dir
 from reportgen.render import render_site_pages
+from reportgen.run import sweep_work_dirs
 from reportgen.site import build_site
 
 __all__: list[str] = []
@@ -46,18 +47,24 @@ def _wait_for(probe: Callable[[], _T | None], timeout_s: float, what: str) -> _T
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
-def _cli(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
-    """Start `reportgen ARGS` as the leader of its own process group."""
+def _cli(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Start `reportgen ARGS` as the leader of its own process group (`env` added to ours)."""
     command = [sys.executable, "-m", "reportgen", *map(str, args)]
     return subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
     )
 
 
 @contextmanager
-def _started(*args: str | Path, cwd: Path) -> Iterator[subprocess.Popen[str]]:
+def _started(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
     """`_cli`, with its process group killed on the way out whatever happens."""
-    proc = _cli(*args, cwd=cwd)
+    proc = _cli(*args, cwd=cwd, env=env)
     try:
         yield proc
     finally:
@@ -107,12 +114,13 @@ def _compiling(results: Path) -> Path | None:
 
 @pytest.mark.slow
 def test_a_run_killed_while_compiling_keeps_the_previous_bundle(tmp_path: Path, make_bundle: MakeBundle) -> None:
-    results = tmp_path / "results"
+    results, temp = tmp_path / "results", tmp_path / "temp"
+    temp.mkdir()
     previous = make_bundle(results, "addmul", title="Previous run")
     before = _snapshot(previous)
     children: list[int] = []
     try:
-        with _started("run", RECIPES / "addmul.yaml", "-o", results, cwd=tmp_path) as proc:
+        with _started("run", RECIPES / "addmul.yaml", "-o", results, cwd=tmp_path, env={"TMPDIR": str(temp)}) as proc:
             tmp_bundle = _wait_for(lambda: _compiling(results), 300, "the child to start compiling")
             children = _live_pids(lambda _, cmdline: str(tmp_bundle).encode() in cmdline)
             assert children, "the run's child process was not found"
@@ -129,6 +137,9 @@ def test_a_run_killed_while_compiling_keeps_the_previous_bundle(tmp_path: Path, 
         assert "Previous run" in pages[0].read_text(encoding="utf-8")
         recover_dir(previous)
         assert sorted(p.name for p in results.iterdir()) == ["addmul"]
+        (work,) = temp.glob("reportgen-addmul-*")  # the killed parent's work dir, its Inductor cache inside
+        assert (work / "inductor").is_dir()
+        assert sweep_work_dirs(temp) == [work] and not work.exists()  # what the next run does first
     finally:
         for pid in [member for child in children for member in _group(child)]:
             os.kill(pid, signal.SIGKILL)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,10 +28,12 @@ from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
 
-__all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe"]
+__all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe", "sweep_work_dirs"]
 
 LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
+_WORK_PREFIX = "reportgen-"
+_OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = ("run.log", CAPTURE_FILE)
 
 
@@ -144,6 +147,34 @@ def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
     return path.name
 
 
+def sweep_work_dirs(root: Path | None = None) -> list[Path]:
+    """Remove the work dirs (with their Inductor caches, GBs under max-autotune) of runs whose parent died.
+
+    A SIGKILLed `reportgen run` cannot clean its temporary dir. Each work dir names its owner's pid; a dir
+    whose owner is gone is removed. Dirs of live owners, and dirs without an owner file, are left alone.
+    """
+    removed = []
+    for work in Path(root or tempfile.gettempdir()).glob(f"{_WORK_PREFIX}*"):
+        try:
+            pid = int((work / _OWNER_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not _alive(pid):
+            shutil.rmtree(work, ignore_errors=True)
+            removed.append(work)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def _cache_dir(root: Path | None, name: str) -> Path | None:
     """`<root>/<bundle name>`, created: one kept cache per recipe and variant."""
     if root is None:
@@ -164,7 +195,9 @@ def _populate(
     recipe_text = recipe_path.read_bytes()
     (bundle / "recipe.yaml").write_bytes(recipe_text)
     timeout_s = options.timeout_s or recipe.timeout_s
-    with tempfile.TemporaryDirectory(prefix=f"reportgen-{recipe.bundle_name(variant)}-") as work:
+    sweep_work_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
+        (Path(work) / _OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
         kept = _cache_dir(options.inductor_cache, recipe.bundle_name(variant))
         cache_state: InductorCache = "fresh" if kept is None else "kept-warm" if any(kept.iterdir()) else "kept-empty"
         cache_dir = kept or Path(work) / "inductor"

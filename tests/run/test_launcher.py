@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from reportgen.bundle.model import RunStatus
 from reportgen.bundle.store import read_capture, read_manifest
 from reportgen.recipe import load_recipe
-from reportgen.run import RunOptions, run_recipe
+from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
 
 RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
 
@@ -89,3 +92,23 @@ def test_a_failed_rerun_replaces_the_bundle_atomically(tmp_path: Path) -> None:
     second = _run("raising", tmp_path)
     assert first == second and read_manifest(second).started_at >= stamp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raising"]
+
+
+def test_sweep_removes_only_work_dirs_whose_owner_died(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(done.stdout)
+    dirs = {}
+    for name, owner in (("dead", str(dead_pid)), ("live", str(os.getpid())), ("garbled", "x"), ("unowned", None)):
+        work = dirs[name] = tmp_path / f"reportgen-r-{name}"
+        (work / "inductor").mkdir(parents=True)
+        if owner is not None:
+            (work / "owner.pid").write_text(owner)
+    (tmp_path / "other-dead").mkdir()
+    (tmp_path / "other-dead" / "owner.pid").write_text(str(dead_pid))
+    assert sweep_work_dirs(tmp_path) == [dirs["dead"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "other-dead",
+        "reportgen-r-garbled",
+        "reportgen-r-live",
+        "reportgen-r-unowned",
+    ]
