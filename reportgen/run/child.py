@@ -154,7 +154,7 @@ class _Captures:
             kernels = self.attempt(
                 "kernel benchmarks",
                 lambda: capture.benchmark_kernels(
-                    self.loaded, self.files, self.out_dir, trace, self.steps, notes=self.notes, cache_dir=_cache_dir()
+                    self.files, self.out_dir, trace, self.steps, notes=self.notes, cache_dir=_cache_dir()
                 ),
             )
             fields["kernel_benchmarks"] = kernels or []
