@@ -22,6 +22,7 @@ from reportgen.bundle.model import (
     Manifest,
     StepTimes,
 )
+from reportgen.recipe.model import CompileOptions
 
 __all__ = [
     "AUTOTUNE_COMPILE_MIN_S",
@@ -114,7 +115,7 @@ def compiled_slower(inputs: FindingInputs) -> Finding | None:
         if overlap
         else "The inter-quartile ranges do not overlap: the slowdown is not run-to-run noise."
     )
-    tools = _other_modes(inputs.manifest.recipe.compile.mode, inputs.device == "cuda")
+    tools = _other_modes(inputs.manifest.recipe.compile, inputs.device == "cuda")
     return Finding(
         rule="compiled-slower",
         severity="warning" if overlap else "problem",
@@ -125,12 +126,12 @@ def compiled_slower(inputs: FindingInputs) -> Finding | None:
     )
 
 
-def _other_modes(mode: str, cuda: bool) -> str:
-    """The compile modes worth trying next, leaving out the one the run used."""
+def _other_modes(compile_: CompileOptions, cuda: bool) -> str:
+    """The compile modes worth trying next, leaving out what the run used."""
     options = []
-    if cuda and mode not in ("reduce-overhead", "max-autotune"):
+    if cuda and not compile_.uses_cudagraphs:
         options.append('`mode="reduce-overhead"` (CUDA graphs) when graphs are launch-bound')
-    if not mode.startswith("max-autotune"):
+    if not compile_.uses_max_autotune:
         options.append('`mode="max-autotune"`' + (" otherwise" if options else ""))
     return ", ".join(options) if options else "a profile of the slowest kernels (below) to see what eager does better"
 
@@ -256,9 +257,9 @@ _INSPECT = (
 
 def _bandwidth_suggestion(manifest: Manifest) -> str:
     """More tuning where the run left some out; where it already searched, go straight to the kernel."""
-    mode, env = manifest.recipe.compile.mode, manifest.recipe.env
-    max_autotune = mode.startswith("max-autotune") or env.get("TORCHINDUCTOR_MAX_AUTOTUNE") == "1"
-    descent = mode.startswith("max-autotune") or env.get("TORCHINDUCTOR_COORDINATE_DESCENT_TUNING") == "1"
+    by_mode, env = manifest.recipe.compile.uses_max_autotune, manifest.recipe.env
+    max_autotune = by_mode or env.get("TORCHINDUCTOR_MAX_AUTOTUNE") == "1"
+    descent = by_mode or env.get("TORCHINDUCTOR_COORDINATE_DESCENT_TUNING") == "1"
     if max_autotune and descent:
         return (
             "This run already searched block sizes (max-autotune with coordinate-descent tuning): more tuning will "

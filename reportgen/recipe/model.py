@@ -158,6 +158,11 @@ class CompileOptions(_Strict):
         """Whether Inductor replays the compiled graphs as CUDA graphs in this mode."""
         return self.mode in ("reduce-overhead", "max-autotune")
 
+    @property
+    def uses_max_autotune(self) -> bool:
+        """Whether the mode turns on max-autotune (and with it coordinate-descent tuning)."""
+        return self.mode in ("max-autotune", "max-autotune-no-cudagraphs")
+
 
 class ProfileSettings(_Strict):
     """How steps are timed and profiled."""

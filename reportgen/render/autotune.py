@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reportgen.bundle.model import AutotuneOp
-from reportgen.render.markup import MISSING, code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
 __all__ = ["autotune_section", "autotune_summary"]
 
@@ -43,7 +43,7 @@ def autotune_summary(ops: Sequence[AutotuneOp]) -> str:
     templates = sum(1 for op in ops if op.winner and op.winner.is_template)
     seconds = sum(op.tuning_s for op in ops)
     return (
-        f"{len(ops)} operation{'' if len(ops) == 1 else 's'} autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
+        f"{plural(len(ops), 'operation')} autotuned in {seconds:.1f} s (benchmarking + precompiling); a generated "
         f"template won {templates}, the library call {len(ops) - templates}."
     )
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from reportgen.analyze.findings import reason_headline
 from reportgen.bundle.model import CompileDiagnostics, Finding, RegionEvidence
-from reportgen.render.markup import MISSING, code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
 __all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "regions_section"]
 
@@ -122,7 +122,7 @@ def _graph_breaks(diagnostics: CompileDiagnostics) -> str:
         [_inline(reason_headline(b.reason)) or MISSING, code_span(b.location or "") or MISSING, str(b.count)]
         for b in breaks
     ]
-    total = _plural(sum(b.count for b in breaks), "graph break")
+    total = plural(sum(b.count for b in breaks), "graph break")
     return "\n\n".join(["### Graph breaks", f"{total}.", list_table(["Reason", "Location", "Count"], rows)])
 
 
@@ -131,7 +131,7 @@ def _recompiles(diagnostics: CompileDiagnostics) -> str:
     if not found:
         return "### Recompiles\n\nNo recompiles."
     rows = [[code_span(r.frame) or MISSING, _inline(reason_headline(r.reason)) or MISSING] for r in found]
-    total = _plural(len(found), "recompile")
+    total = plural(len(found), "recompile")
     return "\n\n".join(["### Recompiles", f"{total}.", list_table(["Frame", "Failed guard"], rows)])
 
 
@@ -179,7 +179,3 @@ def _cudagraphs(diagnostics: CompileDiagnostics) -> str:
 
 def _share(seconds: float, total: float) -> str:
     return f"{100 * seconds / total:.1f}" if total > 0 else MISSING
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")

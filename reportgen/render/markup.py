@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["MISSING", "code_block", "code_span", "escape_md", "figure", "list_table"]
+__all__ = ["MISSING", "code_block", "code_span", "escape_md", "figure", "list_table", "plural"]
 
 MISSING = "–"
 """A table cell or value that was not measured."""
@@ -50,3 +50,8 @@ def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str 
 def figure(file: str, alt: str, caption: str) -> str:
     """A full-width `{figure}` with alt text and a caption."""
     return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n\n{caption}\n```"
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 kernel`, `2 kernels`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from reportgen.analyze.modules import KernelSource, kernel_num_gb
 from reportgen.analyze.sources import GraphModule, IndexedKernel, ModuleIndex
-from reportgen.render.markup import code_block, code_span
+from reportgen.render.markup import code_block, code_span, plural
 
 __all__ = [
     "KERNELS_DIR",
@@ -137,10 +137,6 @@ def select_kernels(
     return picked[:limit]
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _size(num_bytes: int) -> str:
     return f"{num_bytes / 1e6:.1f} MB" if num_bytes >= 1e5 else f"{num_bytes / 1e3:.1f} kB"
 
@@ -166,7 +162,7 @@ def _kernel_table(graph: GraphModule, pages: SourcePages) -> str:
     if not kernels:
         return "## Kernels\n\nThe wrapper defines no kernels."
     rows = [[str(k.line), _kernel_cell(graph.graph, k, pages, "../"), k.backend, _ops(k.aten_ops)] for k in kernels]
-    intro = f"{_plural(len(kernels), 'kernel')}, in definition order; linked ones have a page of their own."
+    intro = f"{plural(len(kernels), 'kernel')}, in definition order; linked ones have a page of their own."
     return "\n\n".join(["## Kernels", intro, _list_table(["Line", "Kernel", "Backend", "ATen ops"], rows)])
 
 
