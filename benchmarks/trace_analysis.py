@@ -2,7 +2,7 @@
 
     python benchmarks/trace_analysis.py [--sizes 100,500,1000] [--hta-python /path/to/hta-venv/bin/python]
 
-Each trace replicates the events of the H100 fixture (`../shared/fixtures/h100-mixnet_l-train-amp`) with
+Each trace replicates the events of the H100 fixture (`tests/data/h100-mixnet_l-train-amp`) with
 timestamps shifted past the previous copy, until the raw JSON reaches the size (MB). Every measurement
 runs in a fresh process (`--measure reportgen|hta FILE` re-invokes this script); time is wall time of the
 analysis, peak RSS is the process's `ru_maxrss`. Both sides read the same plain-JSON file in the same
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FIXTURE = HERE.parent.parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp" / "trace.json.gz"
+FIXTURE = HERE.parent / "tests" / "data" / "h100-mixnet_l-train-amp" / "trace.json.gz"
 
 
 _TS = re.compile(rb'"ts": (-?\d+(?:\.\d+)?)')

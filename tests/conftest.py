@@ -25,6 +25,7 @@ from reportgen.bundle import (
     write_bundle,
 )
 from reportgen.recipe.model import Recipe
+from tests.data import H100_FIXTURE
 
 __all__ = ["DEFAULT_KERNELS", "MakeBundle"]
 
@@ -165,7 +166,6 @@ def make_bundle() -> MakeBundle:
     return make
 
 
-H100_FIXTURE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
 
 
 @pytest.fixture(scope="session")

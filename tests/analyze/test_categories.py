@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from reportgen.analyze.categories import CATEGORY_ORDER, RULES, categorize, seed_category
 from reportgen.analyze.trace import load_trace
+from tests.data import H100_FIXTURE
 
 __all__: list[str] = []
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 
 # (name, Kineto cat, device, expected category). GPU names are from the H100 fixture unless marked.
 CASES: list[tuple[str, str, str, str]] = [

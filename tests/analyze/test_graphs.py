@@ -26,12 +26,13 @@ from reportgen.bundle.model import (
     Versions,
 )
 from reportgen.recipe.model import Recipe
+from tests.data import H100_FIXTURE, H200_MIXNET_TRACE
 
 __all__: list[str] = []
 
 ROOT = Path(__file__).resolve().parents[2]
-H100 = ROOT.parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp" / "trace.json.gz"
-H200 = ROOT / "tests" / "data" / "h200-mixnet_l" / "trace.json.gz"
+H100 = H100_FIXTURE / "trace.json.gz"
+H200 = H200_MIXNET_TRACE
 PID = 100
 
 

@@ -10,8 +10,9 @@ from reportgen.analyze import attribute_graphs, load_trace
 from reportgen.analyze.join import kernel_lookup_name, with_sources
 from reportgen.analyze.sources import module_index
 from reportgen.bundle.model import ModuleFile
+from tests.data import H100_FIXTURE
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 
 
 @pytest.fixture(scope="module")

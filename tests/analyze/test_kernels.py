@@ -18,10 +18,11 @@ from reportgen.analyze.trace import Trace, load_trace
 from reportgen.bundle.model import Environment, HostInfo, KernelTable, Manifest, RunStatus, Versions
 from reportgen.errors import AnalysisError
 from reportgen.recipe.model import Recipe
+from tests.data import H100_FIXTURE
 
 __all__: list[str] = []
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,9 @@ from reportgen.analyze.modules import (
     kernel_num_gb,
     parse_wrapper,
 )
+from tests.data import H100_FIXTURE
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 FORWARD = "cache/6c/c6chtauzmuq3wge6v3wvchq352bcaw46j5yn5bop2ofdobpkpfbi.py"
 BACKWARD = "cache/tj/ctjxqyt7q2vttlv7rerv4g5g6k4uhfhihx3qg6mgbdt3bj4dbhhs.py"
 FIRST_KERNEL_MODULE = "cache/ln/clnief5aaggdzye73rljcnptqpnjqjzszeofg6z3kr26biha5lfp.py"

@@ -9,8 +9,9 @@ import pytest
 
 from reportgen.analyze.sources import ModuleIndex, module_index
 from reportgen.bundle.model import ModuleFile
+from tests.data import H100_FIXTURE
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 WRAPPERS = (  # compile order: forward, then backward
     "cache/6c/c6chtauzmuq3wge6v3wvchq352bcaw46j5yn5bop2ofdobpkpfbi.py",
     "cache/tj/ctjxqyt7q2vttlv7rerv4g5g6k4uhfhihx3qg6mgbdt3bj4dbhhs.py",

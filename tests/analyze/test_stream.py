@@ -12,11 +12,12 @@ from reportgen.analyze import attribute_graphs, kernel_table, region_evidence
 from reportgen.analyze.stream import read_trace
 from reportgen.analyze.trace import Trace, load_trace
 from reportgen.errors import AnalysisError
+from tests.data import BUNDLES_DIR, H100_FIXTURE, H200_MIXNET_TRACE
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp" / "trace.json.gz"
-CPU_TRACE = ROOT / "tests" / "data" / "bundles" / "fused_add_mul" / "trace.json.gz"
-H200_TRACE = ROOT / "tests" / "data" / "h200-mixnet_l" / "trace.json.gz"
+FIXTURE = H100_FIXTURE / "trace.json.gz"
+CPU_TRACE = BUNDLES_DIR / "fused_add_mul" / "trace.json.gz"
+H200_TRACE = H200_MIXNET_TRACE
 
 
 def _results(trace: Trace, device: str) -> tuple[object, ...]:

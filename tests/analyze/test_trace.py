@@ -10,10 +10,11 @@ import pytest
 
 from reportgen.analyze.trace import DeviceProperties, load_trace
 from reportgen.errors import AnalysisError
+from tests.data import H100_FIXTURE
 
 __all__: list[str] = []
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
 
 

@@ -24,8 +24,9 @@ from reportgen.render.sources import (
     wrapper_page,
 )
 from reportgen.site.build import build_site
+from tests.data import H100_FIXTURE
 
-FIXTURE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "h100-mixnet_l-train-amp"
+FIXTURE = H100_FIXTURE
 
 FORWARD = textwrap.dedent(
     """\

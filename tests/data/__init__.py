@@ -1,0 +1,12 @@
+"""Test data shipped with the repository: every path a test reads is declared here, inside the checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent
+H100_FIXTURE = DATA_DIR / "h100-mixnet_l-train-amp"
+H200_MIXNET_TRACE = DATA_DIR / "h200-mixnet_l" / "trace.json.gz"
+BUNDLES_DIR = DATA_DIR / "bundles"
+RECIPES_DIR = DATA_DIR / "recipes"
+BAD_RECIPES_DIR = DATA_DIR / "bad_recipes"
