@@ -103,7 +103,7 @@ def _progress(results_dir: Path | None) -> LiveProgress | PrintProgress:
 
 
 def _serve(site: Path, port: int) -> int:
-    from reportgen.site.serve import find_html_dir, make_server
+    from reportgen.site import find_html_dir, make_server
 
     html_dir = find_html_dir(site)
     with make_server(html_dir, port) as server:

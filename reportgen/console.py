@@ -1,6 +1,6 @@
 """What the CLI shows while the pipeline works: plain lines (logs, pipes) or a live display (terminals).
 
-Both implement `reportgen.pipeline.Progress`. The live display tails the running child's `run.log`
+Both implement `reportgen.progress.Progress`. The live display tails the running child's `run.log`
 (its `[reportgen HH:MM:SS] stage` lines) from a thread that reads only new bytes twice a second.
 """
 
@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from reportgen.bundle import LOG_FILE, NOT_MEASURED
+from reportgen.progress import RunOutcome
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from reportgen.pipeline import RunOutcome
 
 __all__ = ["LiveProgress", "PrintProgress", "summary_rows"]
 
@@ -40,7 +42,7 @@ def summary_rows(outcomes: Sequence[RunOutcome]) -> list[tuple[str, str, str, st
             (
                 outcome.bundle.name,
                 status,
-                f"{speedup:.2f}×" if speedup is not None else "—",
+                f"{speedup:.2f}×" if speedup is not None else NOT_MEASURED,
                 f"{manifest.wall_time_s:.1f} s",
             )
         )
@@ -91,7 +93,7 @@ def _run_log(results_dir: Path, name: str) -> Path | None:
     """The running child's log: `run.log` in the bundle's temporary directory (`bundle.store.replace_dir`)."""
     pattern = re.compile(rf"^\.tmp-{re.escape(name)}-[0-9a-f]{{8}}$")
     try:
-        logs = [d / "run.log" for d in results_dir.iterdir() if pattern.match(d.name) and (d / "run.log").is_file()]
+        logs = [d / LOG_FILE for d in results_dir.iterdir() if pattern.match(d.name) and (d / LOG_FILE).is_file()]
     except OSError:
         return None
     return max(logs, key=lambda p: p.stat().st_mtime, default=None)

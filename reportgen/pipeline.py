@@ -4,51 +4,35 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from reportgen.analyze import analyze
-from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import (
+from reportgen.bundle import (
     ANALYSIS_FILE,
+    Manifest,
+    RunStatus,
     iter_bundles,
+    read_analysis,
     read_capture,
     read_manifest,
     write_analysis,
     write_analysis_error,
 )
-from reportgen.console import PrintProgress
 from reportgen.errors import RecipeError, ReportgenError
-from reportgen.recipe import Recipe, load_recipes
-from reportgen.recipe.model import Variant
+from reportgen.progress import Progress, RunOutcome, SilentProgress
+from reportgen.recipe import Recipe, Variant, load_recipe, load_recipes
 from reportgen.run import RunOptions, run_recipe
 
-__all__ = ["Progress", "RunOutcome", "analyze_bundle", "analyze_missing", "build", "report", "run_recipes"]
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """One recipe's bundle, its manifest, and a note if analysis failed."""
-
-    bundle: Path
-    manifest: Manifest
-    analysis_error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether the run succeeded and was analysed."""
-        return self.manifest.status is RunStatus.ok and self.analysis_error is None
-
-
-class Progress(Protocol):
-    """What the pipeline reports while it works (`reportgen.console`: plain lines or a live display)."""
-
-    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None: ...
-    def run_finished(self, outcome: RunOutcome) -> None: ...
-    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
-    def build_stage(self, stage: str) -> None: ...
-    def site_built(self, html_dir: Path) -> None: ...
+__all__ = [
+    "analyze_bundle",
+    "analyze_missing",
+    "build",
+    "report",
+    "run_recipe_file",
+    "run_recipes",
+    "run_variant",
+    "select_variant",
+]
 
 
 def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
@@ -61,6 +45,17 @@ def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
         write_analysis_error(bundle, str(exc))  # the page says why it has no analysis
         return str(exc)
     return None
+
+
+def select_variant(recipe: Recipe, name: str | None, path: Path) -> Variant | None:
+    """The recipe's variant called `name` (None: the recipe as written).
+
+    :raises RecipeError: when the recipe has no such variant
+    """
+    if name is None:
+        return None
+    chosen = _selected(recipe, path, [name])
+    return chosen[0]
 
 
 def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[Variant | None]:
@@ -80,12 +75,25 @@ def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[
     return list(chosen)
 
 
+def _analysed(bundle: Path) -> bool:
+    """Whether the bundle holds an analysis of today's revision (an unreadable one counts as done:
+    the site shows why)."""
+    if not (bundle / ANALYSIS_FILE).is_file():
+        return False
+    try:
+        analysis = read_analysis(bundle)
+    except ReportgenError:
+        return True
+    return analysis is not None and not analysis.stale
+
+
 def analyze_missing(results_dir: Path) -> list[Path]:
-    """Analyse the successful bundles that have no analysis.json yet (e.g. a run analysed elsewhere
-    failed, or only its trace was copied in); returns them. A failure stays on the bundle's page."""
+    """Analyse the successful bundles that have no analysis.json yet, or one of an earlier revision
+    (e.g. a run analysed elsewhere failed, only its trace was copied in, or reportgen was upgraded);
+    returns them. A failure stays on the bundle's page."""
     done = []
     for bundle in iter_bundles(results_dir) if results_dir.is_dir() else []:
-        if (bundle / ANALYSIS_FILE).is_file():
+        if _analysed(bundle):
             continue
         try:
             manifest = read_manifest(bundle)
@@ -99,6 +107,24 @@ def analyze_missing(results_dir: Path) -> list[Path]:
     return done
 
 
+def run_variant(
+    recipe: Recipe, recipe_path: Path, results_dir: Path, variant: Variant | None, options: RunOptions | None = None
+) -> RunOutcome:
+    """Run one recipe variant into `results_dir/<bundle name>/` and analyse it: what `reportgen run`,
+    `reportgen reproduce` and the reproducer notebook all do."""
+    bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
+    manifest = read_manifest(bundle)
+    return RunOutcome(bundle, manifest, analyze_bundle(bundle, manifest))
+
+
+def run_recipe_file(
+    recipe_path: Path, results_dir: Path, variant: str | None = None, options: RunOptions | None = None
+) -> RunOutcome:
+    """Load the recipe at `recipe_path` and run its variant called `variant` (see `run_variant`)."""
+    recipe = load_recipe(recipe_path)
+    return run_variant(recipe, recipe_path, results_dir, select_variant(recipe, variant, recipe_path), options)
+
+
 def run_recipes(
     paths: Sequence[Path],
     results_dir: Path,
@@ -110,7 +136,7 @@ def run_recipes(
 
     `variants` limits recipes that have variants to the named ones.
     """
-    progress = progress or PrintProgress()
+    progress = progress or SilentProgress()
     recipes = load_recipes(paths)
     runs = [
         (Path(path), recipe, variant)
@@ -120,9 +146,7 @@ def run_recipes(
     outcomes = []
     for index, (path, recipe, variant) in enumerate(runs, start=1):
         progress.run_started(recipe.bundle_name(variant), path, index, len(runs))
-        bundle = run_recipe(recipe, path, results_dir, options, variant)
-        manifest = read_manifest(bundle)
-        outcome = RunOutcome(bundle, manifest, analyze_bundle(bundle, manifest))
+        outcome = run_variant(recipe, path, results_dir, variant, options)
         progress.run_finished(outcome)
         outcomes.append(outcome)
     progress.runs_done(outcomes)
@@ -130,12 +154,24 @@ def run_recipes(
 
 
 def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None) -> Path:
-    """Render every bundle into `source_dir` and build the HTML site; returns the HTML dir."""
-    from reportgen.site import build_site  # rendering needs Sphinx, nbformat, matplotlib; running does not
+    """Analyse what is not yet, render every bundle into `source_dir/reports/`, build the HTML site.
 
-    progress = progress or PrintProgress()
+    Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and HTML are each
+    replaced whole, so a killed build leaves the previous ones readable. Returns the HTML dir.
+    """
+    # rendering needs Sphinx, nbformat, matplotlib; running does not
+    from reportgen.render import render_site_pages
+    from reportgen.site import REPORTS_DIR, build_html, build_lock, default_html_dir, ensure_project
+
+    progress = progress or SilentProgress()
+    html = html_dir if html_dir is not None else default_html_dir(source_dir)
     analyze_missing(results_dir)
-    html = build_site(results_dir, source_dir, html_dir, on_stage=progress.build_stage)
+    with build_lock(source_dir):
+        ensure_project(source_dir)
+        progress.build_stage("rendering pages")
+        render_site_pages(results_dir, source_dir / REPORTS_DIR)
+        progress.build_stage("sphinx-build")
+        build_html(source_dir, html)
     progress.site_built(html)
     return html
 

@@ -11,14 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.bundle.model import Manifest, RunStatus
-from reportgen.bundle.store import RECIPE_FILE, read_manifest, read_recipe_text
-from reportgen.errors import BundleError
-from reportgen.pipeline import analyze_bundle
-from reportgen.recipe import Recipe, load_recipe
-from reportgen.recipe.model import Variant
-from reportgen.render.notebook import Headline, comparison_table, find_local_modules
-from reportgen.run import RunOptions, run_recipe
+from reportgen.bundle import RECIPE_FILE, Manifest, RunStatus, read_manifest, read_recipe_text
+from reportgen.errors import BundleError, RecipeError
+from reportgen.pipeline import run_variant, select_variant
+from reportgen.recipe import find_local_modules, load_recipe
+from reportgen.render import Headline, comparison_table
+from reportgen.run import RunOptions
 
 __all__ = ["STAGING_DIR", "Reproduction", "reproduce", "stage_recipe"]
 
@@ -64,7 +62,7 @@ def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: N
     work_dir.mkdir(parents=True, exist_ok=True)
     recipe_path = work_dir / RECIPE_FILE
     recipe_path.write_text(recipe_yaml, encoding="utf-8")
-    modules = find_local_modules(original)
+    modules = find_local_modules(original.recipe, original.recipe_path)
     for module in modules.found:
         path = work_dir / module.path
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -73,14 +71,6 @@ def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: N
         notify(f"note: module '{name}' was not found next to {original.recipe_path}; it must be importable")
     return recipe_path
 
-
-def _variant(recipe: Recipe, name: str | None, recipe_path: Path) -> Variant | None:
-    if name is None:
-        return None
-    for variant in recipe.variants:
-        if variant.name == name:
-            return variant
-    raise BundleError(f"the bundle's recipe has no variant '{name}'", path=recipe_path)
 
 
 def reproduce(
@@ -97,12 +87,16 @@ def reproduce(
         )
     recipe_path = stage_recipe(bundle_dir, original, results_dir / STAGING_DIR / original.name, notify)
     recipe = load_recipe(recipe_path)
-    variant = _variant(recipe, original.variant, recipe_path)
+    try:
+        variant = select_variant(recipe, original.variant, recipe_path)
+    except RecipeError as exc:
+        raise BundleError(f"the bundle's recipe has no variant '{original.variant}'", path=recipe_path) from exc
     notify(f"reproducing {original.name} ({bundle_dir})")
-    bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
-    manifest = read_manifest(bundle)
-    notify(f"{manifest.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {bundle}")
-    error = analyze_bundle(bundle, manifest)
-    if error:
-        notify(f"{manifest.name}: analysis failed: {error}")
-    return Reproduction(original=original, bundle=bundle, manifest=manifest, analysis_error=error)
+    outcome = run_variant(recipe, recipe_path, results_dir, variant, options)
+    manifest = outcome.manifest
+    notify(f"{manifest.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {outcome.bundle}")
+    if outcome.analysis_error:
+        notify(f"{manifest.name}: analysis failed: {outcome.analysis_error}")
+    return Reproduction(
+        original=original, bundle=outcome.bundle, manifest=manifest, analysis_error=outcome.analysis_error
+    )

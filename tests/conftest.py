@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import (
+    ANALYSIS_REVISION,
     Analysis,
     Environment,
     GpuInfo,
@@ -136,7 +137,8 @@ def make_analysis(kernels: Sequence[tuple[str, str, float, int]]) -> Analysis:
         Kernel(name=n, category=c, device_time_us=t, count=k, share=t / total_us if total_us else 0.0)
         for n, c, t, k in sorted(kernels, key=lambda k: k[2], reverse=True)
     ]
-    return Analysis(kernels=KernelTable(device="cuda", profiled_steps=3, total_us=total_us, kernels=rows))
+    table = KernelTable(device="cuda", profiled_steps=3, total_us=total_us, kernels=rows)
+    return Analysis(revision=ANALYSIS_REVISION, kernels=table)
 
 
 @pytest.fixture
@@ -166,8 +168,6 @@ def make_bundle() -> MakeBundle:
     return make
 
 
-
-
 @pytest.fixture(scope="session")
 def h100_modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[ModuleFile]]:
     """The H100 fixture's compiled modules laid out as in a bundle (`modules/wrappers`, `modules/kernels`).
@@ -177,7 +177,7 @@ def h100_modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[M
     import shutil
     import tarfile
 
-    from reportgen.analyze.modules import parse_wrapper
+    from reportgen.formats.wrapper import parse_wrapper
 
     assert H100_FIXTURE.is_dir(), f"missing fixture {H100_FIXTURE}"
     root = tmp_path_factory.mktemp("h100-modules")

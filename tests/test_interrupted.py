@@ -21,9 +21,9 @@ from typing import TypeVar
 import pytest
 
 from reportgen.bundle import iter_bundles, load_bundle, recover_dir
+from reportgen.pipeline import build as build_site
 from reportgen.render import render_site_pages
 from reportgen.run import sweep_work_dirs
-from reportgen.site import build_site
 
 __all__: list[str] = []
 

@@ -62,7 +62,7 @@ def test_training_report_and_index(site: Path) -> None:
 
 @pytest.mark.slow
 def test_max_autotune_choices_reach_the_bundle_and_the_pages(site: Path) -> None:
-    from reportgen.bundle.store import load_bundle
+    from reportgen.bundle import load_bundle
 
     bundle = load_bundle(site / "results" / "autotune_mlp--max-autotune")
     assert bundle.capture is not None and bundle.capture.autotune, "no AUTOTUNE block parsed from run.log"
@@ -152,7 +152,7 @@ def test_running_needs_no_rendering_libraries() -> None:
 def test_build_analyses_bundles_that_have_no_analysis(tmp_path: Path) -> None:
     import shutil
 
-    from reportgen.bundle.store import read_analysis
+    from reportgen.bundle import read_analysis
     from reportgen.pipeline import analyze_missing
 
     source = Path(__file__).resolve().parent / "data" / "bundles" / "fused_add_mul"
@@ -185,7 +185,7 @@ def test_build_warns_about_a_bundle_whose_trace_cannot_be_read(
     assert "reportgen: warning: fused_add_mul not analysed: " in err
     assert "truncated gzip" in err
     # the reason reaches the page too, and goes once the trace can be read
-    from reportgen.bundle.store import load_bundle
+    from reportgen.bundle import load_bundle
     from reportgen.render.pages import ChartFiles, report_page
 
     loaded = load_bundle(bundle)

@@ -36,7 +36,9 @@ def test_no_file_refers_outside_the_repository() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("line", ['X = ROOT.parent / "shared" / "fixtures"', "see ../shared/fixtures", 'p.parents[1].parent / "x"'])
+@pytest.mark.parametrize(
+    "line", ['X = ROOT.parent / "shared" / "fixtures"', "see ../shared/fixtures", 'p.parents[1].parent / "x"']
+)
 def test_the_pattern_catches_outside_paths(line: str) -> None:
     assert OUTSIDE.search(line)
 

@@ -7,33 +7,36 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from reportgen.analyze.categories import CATEGORY_ORDER, categorize, seed_category
+from reportgen.analyze.categories import categorize
 from reportgen.analyze.evidence import region_evidence
 from reportgen.analyze.findings import findings
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
+from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
-from reportgen.analyze.sources import module_index
-from reportgen.analyze.stream import paused_gc, read_trace
-from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import Analysis, Capture, GraphAnalysis, KernelTable, Manifest, RegionEvidence
+from reportgen.bundle import (
+    ANALYSIS_REVISION,
+    MANIFEST_FILE,
+    Analysis,
+    Capture,
+    GraphAnalysis,
+    KernelTable,
+    Manifest,
+    RegionEvidence,
+)
 from reportgen.errors import AnalysisError
+from reportgen.formats import module_index, paused_gc, read_trace
 
 __all__ = [
-    "CATEGORY_ORDER",
     "GraphAttribution",
-    "Trace",
     "analyze",
     "analyze_trace",
     "attribute_graphs",
     "categorize",
     "findings",
     "kernel_table",
-    "load_trace",
-    "read_trace",
     "region_evidence",
-    "seed_category",
 ]
 
 logger = logging.getLogger(__name__)
@@ -49,7 +52,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         and the findings read its diagnostics and kernel benchmarks
     :raises AnalysisError: the run left no trace or environment, or the trace is unreadable
     """
-    manifest_path = bundle_dir / "manifest.json"
+    manifest_path = bundle_dir / MANIFEST_FILE
     if manifest.trace_file is None:
         raise AnalysisError(
             f"run {manifest.name!r} ({manifest.status.value}) recorded no trace",
@@ -61,16 +64,20 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     device = manifest.environment.device
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
     kernels, attribution, regions = analyze_trace(bundle_dir / manifest.trace_file, device, profiled_steps)
-    graphs = with_sources(attribution.graphs, module_index(bundle_dir, manifest.modules))
+    sources = module_index(bundle_dir, manifest.modules)
+    graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     analysis = Analysis(
+        revision=ANALYSIS_REVISION,
         kernels=kernels,
         graphs=graphs,
         steps=attribution.steps,
         idle=attribution.idle,
         timeline=attribution.timeline,
         regions=regions,
+        sources=sources,
+        peak=peak_bandwidth(manifest.environment, capture),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 

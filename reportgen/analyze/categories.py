@@ -15,14 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "CATEGORY_ORDER",
-    "RULES",
-    "SEED_CATEGORIES",
-    "Rule",
-    "categorize",
-    "seed_category",
-]
+from reportgen.bundle import OTHER
+
+__all__ = ["RULES", "Rule", "categorize"]
 
 Device = Literal["cuda", "cpu"]
 
@@ -119,35 +114,6 @@ RULES: tuple[Rule, ...] = (
 )
 """The rule table; `categorize` returns the category of the first matching rule for the device."""
 
-CATEGORY_ORDER: tuple[str, ...] = (
-    "triton_pointwise",
-    "triton_reduction",
-    "triton_persistent_reduction",
-    "triton_template",
-    "triton_foreach",
-    "triton_split_scan",
-    "triton_other",
-    "cpp_fused",
-    "cpp_template",
-    "extern_gemm",
-    "conv",
-    "attention",
-    "collective",
-    "aten_native",
-    "memcpy",
-    "memset",
-    "other",
-)
-"""Every category, in display order."""
-
-SEED_CATEGORIES: dict[str, str] = {
-    "triton_pointwise": "pointwise",
-    "triton_reduction": "reduction",
-    "triton_persistent_reduction": "persistent_reduction",
-}
-"""Categories that have their own bucket in `python wrapper.py -p`; the rest is `other` there
-(upstream's `triton_unknown` and `unknown`)."""
-
 
 def categorize(name: str, cat: str, device: str) -> str:
     """The category of a kernel (device `cuda`) or CPU op (device `cpu`).
@@ -162,14 +128,4 @@ def categorize(name: str, cat: str, device: str) -> str:
     for rule in RULES:
         if rule.device == device and rule.matches(name, cat):
             return rule.category
-    return "other"
-
-
-def seed_category(category: str) -> str:
-    """PyTorch's own bucket (`wrapper.py -p`) for one of our categories.
-
-    :raises ValueError: for a category not in `CATEGORY_ORDER`
-    """
-    if category not in CATEGORY_ORDER:
-        raise ValueError(f"unknown category {category!r}")
-    return SEED_CATEGORIES.get(category, "other")
+    return OTHER

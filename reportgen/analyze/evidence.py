@@ -17,15 +17,12 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from reportgen.analyze.trace import Trace, TraceEvent
-from reportgen.bundle.model import RegionEvidence
+from reportgen.bundle import RegionEvidence
+from reportgen.formats import CPU_CATS, FORWARD_SPAN, REGION_PREFIX, STEP_PREFIX, Trace, TraceEvent
 
 __all__ = ["region_evidence"]
 
-_CPU_CATS = frozenset({"cpu_op", "user_annotation"})
-_REGION_PREFIX = "Torch-Compiled Region:"
-_FORWARD = "CompiledFunction"
-_STEP_PREFIX = "ProfilerStep#"
+_REGION = f"{REGION_PREFIX}:"
 
 
 class _Span(NamedTuple):
@@ -44,11 +41,11 @@ def region_evidence(trace: Trace) -> RegionEvidence:
     forward_starts: list[float] = []
     steps: list[_Span] = []
     for span in _iter_cpu_spans(trace.records()):
-        if span.name.startswith(_REGION_PREFIX):
+        if span.name.startswith(_REGION):
             regions.setdefault(span.thread, []).append(span)
-        elif span.name == _FORWARD:
+        elif span.name == FORWARD_SPAN:
             forward_starts.append(span.start)
-        elif span.name.startswith(_STEP_PREFIX):
+        elif span.name.startswith(STEP_PREFIX):
             steps.append(span)
     return RegionEvidence(
         compiled_regions=len({span.name for spans in regions.values() for span in spans}),
@@ -60,7 +57,7 @@ def region_evidence(trace: Trace) -> RegionEvidence:
 def _iter_cpu_spans(events: Sequence[TraceEvent]) -> Iterator[_Span]:
     """The CPU-side complete events with a name, start and non-negative duration."""
     for event in events:
-        if event.ph != "X" or event.cat not in _CPU_CATS:
+        if event.ph != "X" or event.cat not in CPU_CATS:
             continue
         name, ts, dur = event.name, event.ts, event.dur
         if name is not None and ts is not None and dur is not None and dur >= 0:

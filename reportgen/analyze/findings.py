@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from reportgen.analyze.peak import peak_bandwidth
-from reportgen.bundle.model import (
+from reportgen.bundle import (
     Analysis,
     Capture,
     Finding,
@@ -21,8 +20,9 @@ from reportgen.bundle.model import (
     KernelBenchmark,
     Manifest,
     StepTimes,
+    reason_headline,
 )
-from reportgen.recipe.model import CompileOptions
+from reportgen.recipe import CompileOptions
 
 __all__ = [
     "AUTOTUNE_COMPILE_MIN_S",
@@ -42,7 +42,6 @@ __all__ = [
     "graph_breaks",
     "launch_bound",
     "low_bandwidth",
-    "reason_headline",
     "recompiles",
 ]
 
@@ -89,15 +88,6 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
     """
     inputs = FindingInputs(manifest, capture if capture is not None else Capture(), analysis)
     return [finding for rule in RULES if (finding := rule(inputs)) is not None]
-
-
-def reason_headline(reason: str) -> str:
-    """The informative first line of a Dynamo reason: the first non-empty line that is not the generic
-    "Encountered graph break when attempting to trace ..." header (that header when nothing else is left)."""
-    lines = [line.strip() for line in reason.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return next((line for line in lines if not line.startswith("Encountered graph break")), lines[0])
 
 
 # --- rules ---------------------------------------------------------------------------------------------
@@ -357,7 +347,7 @@ def _launch_evidence(graph: GraphAnalysis) -> str:
 
 
 def _peak(inputs: FindingInputs) -> tuple[float | None, str]:
-    peak = peak_bandwidth(inputs.manifest.environment, inputs.capture)
+    peak = inputs.analysis.peak
     if peak is None:
         return None, ""
     if peak.source == "theoretical":

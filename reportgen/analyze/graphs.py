@@ -34,11 +34,20 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from reportgen.analyze.kernels import GPU_WORK_CATS, TimedOp, aggregate_by_name, is_cpu_span, self_times
-from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread, is_graph_span
+from reportgen.analyze.kernels import TimedOp, aggregate_by_name, self_times
+from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread
 from reportgen.analyze.timeline import StepWindow, step_analyses, step_windows, union_us, whole_trace_window
-from reportgen.analyze.trace import Trace, TraceEvent
-from reportgen.bundle.model import GraphAnalysis, GraphKernel, GraphKind, IdleHistogram, StepAnalysis
+from reportgen.bundle import GraphAnalysis, GraphKernel, GraphKind, IdleHistogram, StepAnalysis
+from reportgen.formats import (
+    CPU_CATS,
+    GPU_WORK_CATS,
+    LAUNCH_CATS,
+    STEP_PREFIX,
+    Trace,
+    TraceEvent,
+    is_cpu_span,
+    is_graph_span,
+)
 
 __all__ = ["OUTSIDE_LABEL", "GraphAttribution", "attribute_graphs"]
 
@@ -47,9 +56,6 @@ Device = Literal["cuda", "cpu"]
 OUTSIDE_LABEL = "outside compiled regions"
 """Label of the pseudo-graph of work launched outside every compiled graph."""
 
-_STEP_PREFIX = "ProfilerStep#"
-_LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
-_CPU_CATS = frozenset({"cpu_op", "user_annotation"})
 _KIND_PRIORITY: tuple[GraphKind, ...] = ("backward", "forward", "inference", "unknown")
 
 
@@ -127,12 +133,12 @@ def _scan(events: Sequence[TraceEvent], device: Device) -> _Scan:
             gpu.append((name, cat, ts, dur, event.correlation))
             continue
         thread = (event.pid, event.tid)
-        if cat in _LAUNCH_CATS:
+        if cat in LAUNCH_CATS:
             if event.correlation is not None:
                 launches[event.correlation] = (ts, thread)
-        elif cat in _CPU_CATS:
+        elif cat in CPU_CATS:
             first_us, last_us = min(first_us, ts), max(last_us, ts + dur)
-            if name.startswith(_STEP_PREFIX):
+            if name.startswith(STEP_PREFIX):
                 steps.append(Span(name, ts, ts + dur, thread))
             elif is_graph_span(name):
                 spans.append(Span(name, ts, ts + dur, thread))
@@ -268,5 +274,5 @@ def _windows(scan: _Scan, steps: Sequence[Span], work: Sequence[_Work], work_ste
 
 
 def _step_number(name: str, position: int) -> int:
-    suffix = name[len(_STEP_PREFIX) :]
+    suffix = name[len(STEP_PREFIX) :]
     return int(suffix) if suffix.isdigit() else position

@@ -11,8 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from reportgen.analyze.sources import GraphModule, ModuleIndex
-from reportgen.bundle.model import GraphAnalysis, GraphKernel
+from reportgen.bundle import GraphAnalysis, GraphKernel, GraphModule, ModuleIndex
 
 __all__ = ["kernel_lookup_name", "match_by_kind", "match_wrappers", "with_sources"]
 

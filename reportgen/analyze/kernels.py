@@ -30,27 +30,17 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
-from reportgen.analyze.trace import Trace, TraceEvent
-from reportgen.bundle.model import Kernel, KernelTable
+from reportgen.bundle import Kernel, KernelTable
+from reportgen.formats import CPU_CATS, GPU_WORK_CATS, STEP_PREFIX, Trace, TraceEvent, is_cpu_span
 
 __all__ = [
-    "CPU_SPAN_NAMES",
-    "GPU_WORK_CATS",
     "TimedOp",
     "aggregate_by_name",
-    "is_cpu_span",
     "kernel_table",
     "self_times",
 ]
 
-GPU_WORK_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 """Kineto categories of GPU work."""
-
-CPU_SPAN_NAMES = frozenset({"CompiledFunction", "CompiledFunctionBackward"})
-"""CPU op names that are spans around work, not work (besides the prefixes in `is_cpu_span`)."""
-
-_STEP_PREFIX = "ProfilerStep#"
-_CPU_SWEEP_CATS = frozenset({"cpu_op", "user_annotation"})
 
 
 @dataclass(frozen=True)
@@ -122,16 +112,6 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
     return KernelTable(device=device, profiled_steps=profiled_steps, total_us=total_us, kernels=kernels)
 
 
-def is_cpu_span(name: str, cat: str) -> bool:
-    """Whether a CPU event is a span around work (step, compiled region, annotation) rather than work."""
-    return (
-        cat == "user_annotation"
-        or name.startswith((_STEP_PREFIX, "Torch-Compiled Region"))
-        or name in CPU_SPAN_NAMES
-        or (len(name) >= 4 and name.startswith("##") and name.endswith("##"))
-    )
-
-
 def _iter_ops(events: Iterable[TraceEvent]) -> Iterator[TimedOp]:
     """Events with a string name and numeric, non-negative `ts` and `dur`."""
     for event in events:
@@ -147,7 +127,7 @@ def _iter_cpu_self_times(events: Sequence[TraceEvent]) -> Iterator[tuple[str, st
     steps = _step_windows(ops)
     threads: dict[tuple[object, object], list[TimedOp]] = {}
     for op in ops:
-        if op.cat in _CPU_SWEEP_CATS:
+        if op.cat in CPU_CATS:
             threads.setdefault(op.thread, []).append(op)
     for thread_ops in threads.values():
         for op, self_us in self_times(thread_ops):
@@ -173,7 +153,7 @@ def self_times(ops: list[TimedOp]) -> list[tuple[TimedOp, float]]:
 
 def _step_windows(ops: list[TimedOp]) -> list[tuple[float, float]]:
     """Sorted (start, end) of the CPU-side `ProfilerStep#N` spans."""
-    return sorted((op.ts, op.end) for op in ops if op.name.startswith(_STEP_PREFIX) and not op.cat.startswith("gpu_"))
+    return sorted((op.ts, op.end) for op in ops if op.name.startswith(STEP_PREFIX) and not op.cat.startswith("gpu_"))
 
 
 def _in_steps(ts: float, steps: list[tuple[float, float]]) -> bool:

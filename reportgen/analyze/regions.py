@@ -21,20 +21,16 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from reportgen.bundle.model import GraphKind
+from reportgen.bundle import GraphKind
+from reportgen.formats import BACKWARD_SPAN, CALL_SPAN_PREFIX, CPU_SPAN_NAMES, FORWARD_SPAN, REGION_PREFIX
 
-__all__ = ["GraphCall", "Identity", "RegionIndex", "Span", "Thread", "is_graph_span"]
+__all__ = ["GraphCall", "Identity", "RegionIndex", "Span", "Thread"]
 
 Thread = tuple[object, object]
 """(pid, tid) of a CPU event."""
 
 Identity = tuple[str, str]
 """A graph's identity: ("key", key) or (region name, span name)."""
-
-_CALL_PREFIX = "## Call CompiledFxGraph "
-_REGION_PREFIX = "Torch-Compiled Region"
-_FORWARD = "CompiledFunction"
-_BACKWARD = "CompiledFunctionBackward"
 
 
 class Span(NamedTuple):
@@ -57,15 +53,6 @@ class GraphCall(NamedTuple):
     primary: bool
 
 
-def is_graph_span(name: str) -> bool:
-    """Whether a CPU event name is one of the spans this module indexes."""
-    return (
-        (name.startswith(_CALL_PREFIX) and name.endswith("##"))
-        or name in (_FORWARD, _BACKWARD)
-        or name.startswith(_REGION_PREFIX)
-    )
-
-
 class RegionIndex:
     """Graph spans per thread, sorted by start, each resolved to the call its work belongs to (or -1)."""
 
@@ -74,7 +61,7 @@ class RegionIndex:
         by_thread: dict[Thread, list[Span]] = {}
         for span in spans:
             by_thread.setdefault(span.thread, []).append(span)
-        keyed = any(span.name.startswith(_CALL_PREFIX) for group in by_thread.values() for span in group)
+        keyed = any(span.name.startswith(CALL_SPAN_PREFIX) for group in by_thread.values() for span in group)
         self._threads = {thread: self._index(group, keyed) for thread, group in by_thread.items()}
 
     def call_at(self, thread: Thread | None, ts: float) -> int | None:
@@ -134,9 +121,9 @@ class RegionIndex:
         """Add the call of span `chain[0]` (enclosing spans follow in `chain`); return its index."""
         span = group[chain[0]]
         names = [group[j].name for j in chain]
-        region = next((name for name in names if name.startswith(_REGION_PREFIX)), None)
-        if span.name.startswith(_CALL_PREFIX):
-            key: str | None = span.name[len(_CALL_PREFIX) :].rstrip("#").strip()
+        region = next((name for name in names if name.startswith(REGION_PREFIX)), None)
+        if span.name.startswith(CALL_SPAN_PREFIX):
+            key: str | None = span.name[len(CALL_SPAN_PREFIX) :].rstrip("#").strip()
             identity = ("key", key or "")
         else:
             key, identity = region, (region or "", span.name)
@@ -148,11 +135,11 @@ def _call_spans(group: list[Span], chains: list[list[int]], keyed: bool) -> list
     """Which spans stand for one graph call: Call spans in a keyed trace; else CompiledFunction[Backward]
     spans and Torch-Compiled Regions that enclose none."""
     if keyed:
-        return [span.name.startswith(_CALL_PREFIX) for span in group]
-    functions = [i for i, span in enumerate(group) if span.name in (_FORWARD, _BACKWARD)]
+        return [span.name.startswith(CALL_SPAN_PREFIX) for span in group]
+    functions = [i for i, span in enumerate(group) if span.name in CPU_SPAN_NAMES]
     wrapping = {ancestor for i in functions for ancestor in chains[i][1:]}
     return [
-        span.name in (_FORWARD, _BACKWARD) or (span.name.startswith(_REGION_PREFIX) and i not in wrapping)
+        span.name in CPU_SPAN_NAMES or (span.name.startswith(REGION_PREFIX) and i not in wrapping)
         for i, span in enumerate(group)
     ]
 
@@ -168,10 +155,10 @@ def _chain(parents: list[int], i: int) -> list[int]:
 def _kind(names: Iterable[str]) -> GraphKind:
     """The kind of a call from its span name and its enclosing spans' names, innermost first."""
     for name in names:
-        if name == _BACKWARD:
+        if name == BACKWARD_SPAN:
             return "backward"
-        if name == _FORWARD:
+        if name == FORWARD_SPAN:
             return "forward"
-        if name.startswith(_REGION_PREFIX):
+        if name.startswith(REGION_PREFIX):
             return "inference"
     return "unknown"

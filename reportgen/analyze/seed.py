@@ -26,14 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.analyze.join import match_by_kind
-from reportgen.analyze.kernels import GPU_WORK_CATS
-from reportgen.analyze.trace import Trace
-from reportgen.bundle.model import GraphAnalysis, GraphBenchmark
+from reportgen.bundle import SEED_BUCKETS, GraphAnalysis, GraphBenchmark
+from reportgen.formats import GPU_WORK_CATS, Trace
 
-__all__ = ["SEED_BUCKETS", "SeedBusy", "match_benchmarks", "seed_bucket", "seed_busy", "with_seed"]
+__all__ = ["SeedBusy", "match_benchmarks", "seed_bucket", "seed_busy", "with_seed"]
 
-SEED_BUCKETS: tuple[str, ...] = ("pointwise", "reduction", "persistent_reduction", "other")
-"""`wrapper.py -p`'s categories, with `triton_unknown` and `unknown` merged into `other`."""
 
 _PREFIXES: tuple[tuple[str, str], ...] = (
     ("triton_poi", "pointwise"),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from reportgen.bundle.model import IdleHistogram, StepAnalysis
+from reportgen.bundle import IdleHistogram, StepAnalysis
 
 __all__ = [
     "IDLE_EDGES_US",

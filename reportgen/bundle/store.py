@@ -19,14 +19,14 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reportgen.bundle.model import SCHEMA_VERSION, Analysis, Capture, Manifest
+from reportgen.bundle.analysis import Analysis
+from reportgen.bundle.base import SCHEMA_VERSION
+from reportgen.bundle.capture import Capture
+from reportgen.bundle.layout import ANALYSIS_ERROR_FILE, ANALYSIS_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE
+from reportgen.bundle.manifest import Manifest
 from reportgen.errors import BundleError
 
 __all__ = [
-    "ANALYSIS_ERROR_FILE",
-    "ANALYSIS_FILE",
-    "MANIFEST_FILE",
-    "RECIPE_FILE",
     "Bundle",
     "iter_bundles",
     "load_bundle",
@@ -43,10 +43,6 @@ __all__ = [
     "write_bundle",
 ]
 
-MANIFEST_FILE = "manifest.json"
-ANALYSIS_FILE = "analysis.json"
-ANALYSIS_ERROR_FILE = "analysis-error.txt"
-RECIPE_FILE = "recipe.yaml"
 
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 _T = TypeVar("_T")
@@ -254,7 +250,7 @@ def read_recipe_text(bundle_dir: Path) -> str | None:
         return None
 
 
-def read_log_tail(bundle_dir: Path, log_file: str = "run.log", lines: int = 40) -> str | None:
+def read_log_tail(bundle_dir: Path, log_file: str = LOG_FILE, lines: int = 40) -> str | None:
     """The last `lines` lines of the bundle's log, or None when it has none.
 
     :param log_file: path inside the bundle (paths leading outside it are refused)

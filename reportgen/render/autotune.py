@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle.model import AutotuneOp
+from reportgen.bundle import AutotuneOp
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
 __all__ = ["autotune_section", "autotune_summary"]

@@ -6,7 +6,6 @@ be drawn from any thread of a headless process.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,51 +13,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from reportgen.bundle.model import Kernel, KernelTable, Metrics
+from reportgen.bundle import Kernel, KernelTable, Metrics, category_color
 from reportgen.render.kernel_names import short_kernel_name
 
 __all__ = [
-    "CATEGORY_COLORS",
     "category_chart",
-    "category_color",
     "speedup_chart",
     "step_time_chart",
     "top_kernels_chart",
 ]
 
-CATEGORY_COLORS: dict[str, str] = {
-    "triton_pointwise": "#4c72b0",
-    "triton_reduction": "#dd8452",
-    "triton_persistent_reduction": "#c44e52",
-    "triton_template": "#8172b3",
-    "triton_foreach": "#937860",
-    "triton_split_scan": "#da8bc3",
-    "triton_other": "#a6bddb",
-    "cpp_fused": "#e377c2",
-    "cpp_template": "#9467bd",
-    "extern_gemm": "#55a868",
-    "conv": "#2ca02c",
-    "attention": "#17becf",
-    "collective": "#bcbd22",
-    "aten_native": "#ccb974",
-    "memcpy": "#8c8c8c",
-    "memset": "#b0b0b0",
-    "other": "#7f7f7f",
-}
-"""Colour of each kernel category, shared by every chart."""
-
-_FALLBACK_COLORS = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e7ba52", "#393b79", "#637939")
 _WIDTH_IN = 8.0
 _DPI = 110
 _NAME_CHARS = 48
-
-
-def category_color(category: str) -> str:
-    """The colour of `category`; categories without an entry get a stable colour from their name."""
-    known = CATEGORY_COLORS.get(category)
-    if known is not None:
-        return known
-    return _FALLBACK_COLORS[zlib.crc32(category.encode()) % len(_FALLBACK_COLORS)]
 
 
 def _new_figure(height_in: float) -> Figure:

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import nbformat
 
-from reportgen.bundle.store import MANIFEST_FILE, RECIPE_FILE, Bundle
+from reportgen.bundle import MANIFEST_FILE, MODULES_DIR, RECIPE_FILE, TRACE_FILE, Bundle
 from reportgen.render.notebook import reproducer_notebook
 
 __all__ = [
     "MODULES_ARCHIVE",
     "NOTEBOOK_FILE",
-    "TRACE_FILE",
     "Download",
     "downloads_section",
     "write_downloads",
@@ -33,9 +32,7 @@ __all__ = [
 ]
 
 NOTEBOOK_FILE = "reproduce.ipynb"
-TRACE_FILE = "trace.json.gz"
 MODULES_ARCHIVE = "modules.tar.gz"
-_MODULES_DIR = "modules"
 
 
 @dataclass(frozen=True)
@@ -70,7 +67,7 @@ def write_modules_archive(modules_dir: Path, dest: Path) -> Path:
         for path in sorted(modules_dir.rglob("*")):
             if path.is_file():
                 tar.add(
-                    path, arcname=f"{_MODULES_DIR}/{path.relative_to(modules_dir).as_posix()}", filter=_reset_tarinfo
+                    path, arcname=f"{MODULES_DIR}/{path.relative_to(modules_dir).as_posix()}", filter=_reset_tarinfo
                 )
     return dest
 
@@ -97,7 +94,7 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
         shutil.copyfile(trace, page_dir / TRACE_FILE)
         description = "the profiler trace; open it in <https://ui.perfetto.dev> or `chrome://tracing`"
         downloads.append(_download(page_dir, TRACE_FILE, description))
-    modules_dir = bundle.path / _MODULES_DIR
+    modules_dir = bundle.path / MODULES_DIR
     if modules_dir.is_dir() and any(p.is_file() for p in modules_dir.rglob("*")):
         write_modules_archive(modules_dir, page_dir / MODULES_ARCHIVE)
         downloads.append(_download(page_dir, MODULES_ARCHIVE, "the compiled wrapper and kernel modules"))

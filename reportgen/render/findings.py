@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reportgen.analyze.findings import reason_headline
-from reportgen.bundle.model import CompileDiagnostics, Finding, RegionEvidence
+from reportgen.bundle import CompileDiagnostics, Finding, RegionEvidence, reason_headline
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
 __all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "regions_section"]

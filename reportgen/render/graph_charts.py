@@ -7,9 +7,8 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from reportgen.analyze.categories import CATEGORY_ORDER
-from reportgen.bundle.model import GraphAnalysis, IdleHistogram, KernelBenchmark
-from reportgen.render.charts import _new_figure, _save, _truncate, category_color
+from reportgen.bundle import CATEGORY_ORDER, GraphAnalysis, IdleHistogram, KernelBenchmark, category_color
+from reportgen.render.charts import _new_figure, _save, _truncate
 
 __all__ = ["bandwidth_chart", "graph_categories_chart", "idle_histogram_chart", "timeline_chart"]
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.analyze.peak import peak_bandwidth
-from reportgen.analyze.seed import SEED_BUCKETS
-from reportgen.bundle.model import Analysis, Capture, Environment, GraphAnalysis, KernelBenchmark, Manifest
+from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, KernelBenchmark, Manifest, PeakBandwidth
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 from reportgen.render.sources import SourcePages, source_link
@@ -156,8 +154,7 @@ def graph_kernels_section(
     return "\n\n".join(parts)
 
 
-def _peak(environment: Environment | None, capture: Capture) -> tuple[float | None, str]:
-    peak = peak_bandwidth(environment, capture)
+def _peak(peak: PeakBandwidth | None) -> tuple[float | None, str]:
     if peak is None:
         return None, "no peak known"
     if peak.source == "theoretical":
@@ -167,7 +164,7 @@ def _peak(environment: Environment | None, capture: Capture) -> tuple[float | No
 
 def kernel_benchmarks_section(
     benchmarks: Sequence[KernelBenchmark],
-    environment: Environment | None,
+    peak_bandwidth: PeakBandwidth | None,
     capture: Capture,
     chart: str | None,
     figure: object,
@@ -175,7 +172,7 @@ def kernel_benchmarks_section(
     """Hot Triton kernels timed with their own harness: ms, GB, GB/s and % of peak bandwidth."""
     if not benchmarks:
         return ""
-    peak, peak_text = _peak(environment, capture)
+    peak, peak_text = _peak(peak_bandwidth)
     rows = []
     for b in sorted(benchmarks, key=lambda b: b.ms, reverse=True):
         gbps = b.bandwidth_gbps

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from reportgen.bundle import NOT_MEASURED
+
 __all__ = ["MISSING", "code_block", "code_span", "escape_md", "figure", "list_table", "plural"]
 
-MISSING = "–"
-"""A table cell or value that was not measured."""
+MISSING = NOT_MEASURED
+"""A table cell or value that was not measured (`reportgen.bundle.NOT_MEASURED`)."""
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
 _LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")

@@ -17,18 +17,16 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tabulate import tabulate
 
-from reportgen.bundle.model import Manifest
+from reportgen.bundle import Manifest
+from reportgen.recipe import LocalModules, find_local_modules
+from reportgen.render.markup import MISSING
 
 __all__ = [
     "Headline",
-    "LocalModule",
-    "LocalModules",
     "comparison_table",
-    "find_local_modules",
     "reproducer_notebook",
 ]
 
-_MISSING = "—"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
@@ -62,12 +60,12 @@ class Headline:
         """(label, formatted value) pairs, in table order."""
 
         def num(value: float | None, spec: str, unit: str = "") -> str:
-            return _MISSING if value is None else f"{value:{spec}}{unit}"
+            return MISSING if value is None else f"{value:{spec}}{unit}"
 
         return [
             ("status", self.status),
             ("device", self.device),
-            ("torch", self.torch or _MISSING),
+            ("torch", self.torch or MISSING),
             ("eager median (ms)", num(self.eager_ms, ".3f")),
             ("compiled median (ms)", num(self.compiled_ms, ".3f")),
             ("speedup", num(self.speedup, ".2f", "x")),
@@ -84,62 +82,6 @@ def comparison_table(original: Headline, reproduced: Headline, tablefmt: str = "
     """Original and reproduced headline numbers side by side, as a text table."""
     rows = [(label, old, new) for (label, old), (_, new) in zip(original.rows(), reproduced.rows(), strict=True)]
     return str(tabulate(rows, headers=["", "original", "reproduced"], tablefmt=tablefmt, disable_numparse=True))
-
-
-@dataclass(frozen=True)
-class LocalModule:
-    """A Python module the recipe imports from next to its file.
-
-    :param path: path relative to the recipe's directory, e.g. `models.py`
-    :param source: the module's text
-    """
-
-    path: str
-    source: str
-
-
-@dataclass(frozen=True)
-class LocalModules:
-    """What a recipe imports from next to its file.
-
-    :param recipe_dir: the original recipe's directory, or None when the recipe file no longer exists
-    :param found: the modules found there
-    :param missing: module names of `module:callable` references with no file next to the recipe
-    """
-
-    recipe_dir: Path | None
-    found: tuple[LocalModule, ...] = ()
-    missing: tuple[str, ...] = ()
-
-
-def _module_names(manifest: Manifest) -> list[str]:
-    recipe = manifest.recipe
-    refs = [recipe.model.ref] if recipe.model.source == "python" else []
-    if recipe.inputs.factory:
-        refs.append(recipe.inputs.factory)
-    return list(dict.fromkeys(ref.split(":", 1)[0] for ref in refs))
-
-
-def find_local_modules(manifest: Manifest, base_dir: Path | None = None) -> LocalModules:
-    """Look up the modules of the recipe's `module:callable` references next to `manifest.recipe_path`.
-
-    :param base_dir: directory a relative `recipe_path` is relative to (default: the working directory)
-    """
-    names = _module_names(manifest)
-    recipe_path = Path(manifest.recipe_path)
-    if not recipe_path.is_absolute():
-        recipe_path = (base_dir or Path.cwd()) / recipe_path
-    if not recipe_path.is_file():
-        return LocalModules(recipe_dir=None, missing=tuple(names))
-    found, missing = [], []
-    for name in names:
-        relative = PurePosixPath(*name.split(".")).with_suffix(".py")
-        path = recipe_path.parent / relative
-        try:
-            found.append(LocalModule(path=str(relative), source=path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            missing.append(name)
-    return LocalModules(recipe_dir=recipe_path.parent, found=tuple(found), missing=tuple(missing))
 
 
 def _escape(text: str) -> str:
@@ -191,23 +133,19 @@ def _run_cell(variant: str | None) -> str:
     return f"""\
 from pathlib import Path
 
-from reportgen.bundle.store import read_manifest
-from reportgen.recipe import load_recipe
-from reportgen.run import RunOptions, run_recipe
+from reportgen.pipeline import run_recipe_file
 
 VARIANT = {variant!r}  # the recipe variant the original run compiled (None = the recipe as written)
-recipe = load_recipe("recipe.yaml")
-variant = next(v for v in recipe.variants if v.name == VARIANT) if VARIANT else None
-bundle = run_recipe(recipe, Path("recipe.yaml"), Path("results"), RunOptions(), variant)
-reproduced = read_manifest(bundle)
-print(f"{{reproduced.name}}: {{reproduced.status.value}} in {{reproduced.wall_time_s:.1f}} s -> {{bundle}}")
+outcome = run_recipe_file(Path("recipe.yaml"), Path("results"), VARIANT)
+reproduced = outcome.manifest
+print(f"{{reproduced.name}}: {{reproduced.status.value}} in {{reproduced.wall_time_s:.1f}} s -> {{outcome.bundle}}")
 if reproduced.error:
     print(reproduced.error)"""
 
 
 def _compare_cell(original: Headline) -> str:
     return (
-        "from reportgen.render.notebook import Headline, comparison_table\n\n"
+        "from reportgen.render import Headline, comparison_table\n\n"
         f"ORIGINAL = {original.literal()}\n"
         "print(comparison_table(ORIGINAL, Headline.from_manifest(reproduced)))"
     )
@@ -223,7 +161,7 @@ def reproducer_notebook(manifest: Manifest, recipe_yaml: str, base_dir: Path | N
     cells = [
         new_markdown_cell(_intro(manifest, original)),
         new_code_cell(f"%%writefile recipe.yaml\n{recipe_yaml.rstrip()}"),
-        *_module_cells(manifest, find_local_modules(manifest, base_dir)),
+        *_module_cells(manifest, find_local_modules(manifest.recipe, manifest.recipe_path, base_dir)),
         new_markdown_cell("Run the recipe (a few warm-up steps, then timed eager and compiled steps):"),
         new_code_cell(_run_cell(manifest.variant)),
         new_markdown_cell("The reproduced numbers next to the original ones:"),

@@ -11,8 +11,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reportgen.bundle.model import (
+from reportgen.bundle import (
     Analysis,
+    Bundle,
     Environment,
     InductorCache,
     Kernel,
@@ -21,9 +22,8 @@ from reportgen.bundle.model import (
     Metrics,
     RunStatus,
 )
-from reportgen.bundle.store import Bundle
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import code_block, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table
 
 __all__ = [
     "BrokenBundle",
@@ -32,7 +32,6 @@ __all__ = [
     "report_page",
 ]
 
-_MISSING = "—"
 _GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
 
 
@@ -62,7 +61,7 @@ class BrokenBundle:
 
 
 def _ms(value: float | None) -> str:
-    return _MISSING if value is None else f"{value:.2f} ms"
+    return MISSING if value is None else f"{value:.2f} ms"
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
@@ -78,13 +77,13 @@ def _summary(bundle: Bundle) -> str:
     items = [
         ("Model", code_span(recipe.model.ref)),
         ("Device", device),
-        ("Torch", escape_md(torch) if torch else _MISSING),
+        ("Torch", escape_md(torch) if torch else MISSING),
         ("Task", recipe.task),
         ("AMP", recipe.amp),
         ("Compile mode", escape_md(recipe.compile.mode)),
         ("Eager median", _ms(metrics.eager.median_ms if metrics.eager else None)),
         ("Compiled median", _ms(metrics.compiled.median_ms if metrics.compiled else None)),
-        ("Speedup", f"{speedup:.2f}×" if speedup is not None else _MISSING),
+        ("Speedup", f"{speedup:.2f}×" if speedup is not None else MISSING),
         ("Compile time", _compile_time(manifest)),
         ("Status", f"**{manifest.status.value}**"),
     ]
@@ -102,7 +101,7 @@ CACHE_NOTES: dict[InductorCache, str] = {
 def _compile_time(manifest: Manifest) -> str:
     seconds = manifest.metrics.compile_time_s
     if seconds is None:
-        return _MISSING
+        return MISSING
     return f"{seconds:.1f} s ({CACHE_NOTES[manifest.inductor_cache]})"
 
 
@@ -196,7 +195,7 @@ def _environment(env: Environment | None) -> str:
         + (f", peak {g.peak_bandwidth_gbps:.0f} GB/s" if g.peak_bandwidth_gbps else "")
         for g in env.gpus
     ]
-    memory = f"{env.host.memory_bytes / 2**30:.1f} GiB" if env.host.memory_bytes else _MISSING
+    memory = f"{env.host.memory_bytes / 2**30:.1f} GiB" if env.host.memory_bytes else MISSING
     host = [("CPU", escape_md(env.host.cpu)), ("Cores", str(env.host.cpu_count)), ("Memory", memory)]
     variables = [f"- {code_span(f'{k}={v}')}" for k, v in sorted(env.env.items())]
     return "\n\n".join(
@@ -288,7 +287,7 @@ def report_page(
 
 def _speedup(metrics: Metrics) -> str:
     speedup = metrics.speedup
-    return f"{speedup:.2f}×" if speedup is not None else _MISSING
+    return f"{speedup:.2f}×" if speedup is not None else MISSING
 
 
 def _date(timestamp: str) -> str:
@@ -296,7 +295,7 @@ def _date(timestamp: str) -> str:
     try:
         return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).date().isoformat()
     except ValueError:
-        return escape_md(timestamp[:10]) or _MISSING
+        return escape_md(timestamp[:10]) or MISSING
 
 
 def _busy(analysis: Analysis | None) -> str:
@@ -307,7 +306,7 @@ def _busy(analysis: Analysis | None) -> str:
         if short is not None and graph.busy_union_percent is not None:
             by_kind.setdefault(short, []).append(f"{graph.busy_union_percent:.0f}")
     # No-break spaces: a narrow cell wraps between graph kinds, not inside one.
-    return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or _MISSING
+    return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
 
 
 def _index_row(bundle: Bundle) -> list[str]:
@@ -319,11 +318,11 @@ def _index_row(bundle: Bundle) -> list[str]:
         f"[{escape_md(_title(manifest))}](<{bundle.name}/index.md>)",
         code_span(manifest.recipe.model.ref.replace(":", ":\u200b")),  # may wrap after the colon
         escape_md(env.device_name) if env else manifest.recipe.device,
-        escape_md(torch) if torch else _MISSING,
+        escape_md(torch) if torch else MISSING,
         _date(manifest.started_at),
         _speedup(metrics),
         _busy(bundle.analysis),
-        f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING,
+        f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
         status if manifest.status is RunStatus.ok else f"**{status}**",
     ]
 

@@ -15,9 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from reportgen.analyze.modules import KernelSource, kernel_num_gb
-from reportgen.analyze.sources import GraphModule, IndexedKernel, ModuleIndex
-from reportgen.render.markup import code_block, code_span, plural
+from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleIndex
+from reportgen.render.markup import MISSING, code_block, code_span, plural
 
 __all__ = [
     "KERNELS_DIR",
@@ -142,7 +141,7 @@ def _size(num_bytes: int) -> str:
 
 
 def _ops(items: Sequence[str]) -> str:
-    return ", ".join(code_span(item) for item in items) if items else "—"
+    return ", ".join(code_span(item) for item in items) if items else MISSING
 
 
 def _list_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -212,7 +211,7 @@ def kernel_page(kernel: IndexedKernel, graph: GraphModule, source: str) -> str:
     info = kernel.source
     language = "python" if kernel.module_path else _LANGUAGES[info.backend]
     where = code_span(kernel.module_path) if kernel.module_path else "embedded in the wrapper"
-    num_gb = kernel_num_gb(source) if info.backend == "triton" else None
+    num_gb = kernel.num_gb
     items = [
         ("Graph", _doc_link(graph_title(graph.graph, graph.kind), f"../{wrapper_docname(graph)}")),
         ("Backend", info.backend),

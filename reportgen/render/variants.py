@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle.model import Analysis, Kernel, Manifest, StepTimes
-from reportgen.bundle.store import Bundle
+from reportgen.bundle import Analysis, Bundle, Kernel, Manifest, StepTimes
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 
-from reportgen.bundle.model import AutotuneChoice, AutotuneOp
+from reportgen.bundle import AutotuneChoice, AutotuneOp
 
 __all__ = ["parse_autotune_log"]
 

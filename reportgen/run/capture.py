@@ -17,16 +17,12 @@ from types import ModuleType
 
 import torch
 
-from reportgen.analyze.kernels import kernel_table
-from reportgen.analyze.modules import parse_wrapper
-from reportgen.analyze.stream import read_trace
-from reportgen.bundle.model import GraphBenchmark, KernelBenchmark, ModuleFile
+from reportgen.bundle import GRAPHS_DIR, GraphBenchmark, KernelBenchmark, ModuleFile
+from reportgen.formats import device_time_by_name, parse_wrapper, read_trace
 from reportgen.run import inductor
 from reportgen.run.modules import cached_source
 
-__all__ = ["GRAPHS_DIR", "benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "steady_gc", "time_graphs"]
-
-GRAPHS_DIR = "graphs"
+__all__ = ["benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "steady_gc", "time_graphs"]
 
 
 def _quiet() -> contextlib.AbstractContextManager[object]:
@@ -189,7 +185,6 @@ def benchmark_kernels(
     files: list[ModuleFile],
     out_dir: Path,
     trace_file: Path,
-    steps: int,
     min_share: float = 0.01,
     top: int = 20,
     notes: list[str] | None = None,
@@ -203,9 +198,12 @@ def benchmark_kernels(
     before tuning still holds every candidate and would tune them all again (2 s per kernel under
     max-autotune on an H100, against 0.01-0.04 s).
     """
-    table = kernel_table(read_trace(trace_file, "cuda"), "cuda", steps)
-    triton = [k for k in table.kernels if k.name.startswith("triton_")]
-    hot = {k.name for rank, k in enumerate(triton) if rank < top or k.share >= min_share}
+    totals = device_time_by_name(read_trace(trace_file, "cuda"))
+    total_us = sum(us for _, us in totals)
+    triton = [(name, us) for name, us in totals if name.startswith("triton_")]
+    hot = {
+        name for rank, (name, us) in enumerate(triton) if rank < top or (total_us > 0 and us / total_us >= min_share)
+    }
     results: list[KernelBenchmark] = []
     for graph, name, path in _hot_kernel_files(files, out_dir, hot):
         try:

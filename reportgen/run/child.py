@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from reportgen.bundle.model import Capture, GraphBenchmark, ModuleFile
-from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, TRACE_FILE, ChildResult, ChildSpec
+from reportgen.bundle import CAPTURE_FILE, TRACE_FILE, Capture, GraphBenchmark, ModuleFile
+from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 
 __all__ = ["main"]
 
@@ -154,7 +154,7 @@ class _Captures:
             kernels = self.attempt(
                 "kernel benchmarks",
                 lambda: capture.benchmark_kernels(
-                    self.files, self.out_dir, trace, self.steps, notes=self.notes, cache_dir=_cache_dir()
+                    self.files, self.out_dir, trace, notes=self.notes, cache_dir=_cache_dir()
                 ),
             )
             fields["kernel_benchmarks"] = kernels or []

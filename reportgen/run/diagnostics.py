@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from reportgen.bundle.model import CompileDiagnostics, GraphBreak, Recompile
+from reportgen.bundle import CompileDiagnostics, GraphBreak, Recompile
 
 __all__ = ["PHASES", "DiagnosticsRecorder", "compile_phases", "parse_graph_break", "parse_recompile"]
 

@@ -20,12 +20,21 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reportgen.bundle.model import Capture, InductorCache, Manifest, Metrics, RunStatus
-from reportgen.bundle.store import write_bundle
-from reportgen.recipe.model import Recipe, Variant
+from reportgen.bundle import (
+    CAPTURE_FILE,
+    LOG_FILE,
+    RECIPE_FILE,
+    Capture,
+    InductorCache,
+    Manifest,
+    Metrics,
+    RunStatus,
+    write_bundle,
+)
+from reportgen.recipe import Recipe, Variant
 from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.modules import scan_cache_dir
-from reportgen.run.protocol import CAPTURE_FILE, CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
+from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
 
 __all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe", "sweep_work_dirs"]
@@ -34,7 +43,7 @@ LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
-_SCRUBBED_FILES = ("run.log", CAPTURE_FILE)
+_SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
 
     Returns the capture file's name, or None when there is none."""
     try:
-        ops = parse_autotune_log((bundle / "run.log").read_text(encoding="utf-8", errors="replace"))
+        ops = parse_autotune_log((bundle / LOG_FILE).read_text(encoding="utf-8", errors="replace"))
     except OSError:
         ops = []
     if not ops:
@@ -193,7 +202,7 @@ def _populate(
 ) -> Manifest:
     started, t0 = _now(), time.monotonic()
     recipe_text = recipe_path.read_bytes()
-    (bundle / "recipe.yaml").write_bytes(recipe_text)
+    (bundle / RECIPE_FILE).write_bytes(recipe_text)
     timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
@@ -206,7 +215,7 @@ def _populate(
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
         env = _child_env(recipe, cache_dir)
-        with open(bundle / "run.log", "wb") as log:
+        with open(bundle / LOG_FILE, "wb") as log:
             proc = subprocess.Popen(
                 cmd,
                 stdout=log,
@@ -225,7 +234,7 @@ def _populate(
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
     status, error = _status(proc.returncode, timed_out, result)
     if status is not RunStatus.ok:
-        tail = _log_tail(bundle / "run.log")
+        tail = _log_tail(bundle / LOG_FILE)
         error = f"{error}\n\n{tail}" if tail else error
     error = scrubber.scrub(error) if error else None
     return Manifest(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from reportgen.bundle.model import StepTimes
+from reportgen.bundle import StepTimes
 from reportgen.run.workload import Workload
 
 __all__ = ["graph_pool_bytes", "peak_memory", "profile_steps", "step_times", "time_call", "time_interleaved"]

@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from reportgen.bundle.model import ModuleFile
+from reportgen.bundle import ModuleFile, module_dir
 
 __all__ = ["cached_source", "copy_modules", "scan_cache_dir"]
 
@@ -44,7 +44,7 @@ def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
     kernels = list(dict.fromkeys(kernels))
     found: list[ModuleFile] = []
     for kind, group in (("wrapper", wrappers), ("kernel", kernels)):
-        dest_dir = bundle_dir / "modules" / f"{kind}s"
+        dest_dir = bundle_dir / module_dir(kind)
         dest_dir.mkdir(parents=True, exist_ok=True)
         for order, src in enumerate(group):
             dest = dest_dir / src.name

@@ -11,7 +11,7 @@ import sys
 import torch
 
 from reportgen import __version__
-from reportgen.bundle.model import Environment, GpuInfo, HostInfo, Versions
+from reportgen.bundle import Environment, GpuInfo, HostInfo, Versions
 from reportgen.run.environment import recordable_env
 
 __all__ = ["probe_environment"]

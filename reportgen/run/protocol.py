@@ -6,15 +6,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from reportgen.bundle.model import Environment, Metrics, ModuleFile
-from reportgen.recipe.model import Recipe
+from reportgen.bundle import Environment, Metrics, ModuleFile
+from reportgen.recipe import Recipe
 
-__all__ = ["CAPTURE_FILE", "CHILD_RESULT", "CHILD_SPEC", "TRACE_FILE", "ChildResult", "ChildSpec"]
+__all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec"]
 
 CHILD_SPEC = "child-spec.json"
 CHILD_RESULT = "child-result.json"
-TRACE_FILE = "trace.json.gz"
-CAPTURE_FILE = "capture.json"
 
 
 class ChildSpec(BaseModel):

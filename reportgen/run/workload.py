@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from reportgen.recipe.model import Recipe, TensorSpec
+from reportgen.recipe import Recipe, TensorSpec
 
 __all__ = ["Workload", "build_workload", "resolve_device"]
 

@@ -1,7 +1,22 @@
-"""Site stage: a Sphinx project around the rendered report pages, built to HTML."""
+"""Site stage: pages → HTML. A Sphinx project around the rendered report pages, built with
+`sphinx-build -W`, one build of a site at a time, the previous HTML kept until the new one is whole."""
 
 from __future__ import annotations
 
-from reportgen.site.build import STATIC_DIR, build_site
+from reportgen.site.build import REPORTS_DIR, STATIC_DIR, build_html, default_html_dir, ensure_project, run_sphinx
+from reportgen.site.lock import DEFAULT_LOCK_TIMEOUT_S, LOCK_FILE, build_lock
+from reportgen.site.serve import find_html_dir, make_server
 
-__all__ = ["STATIC_DIR", "build_site"]
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT_S",
+    "LOCK_FILE",
+    "REPORTS_DIR",
+    "STATIC_DIR",
+    "build_html",
+    "build_lock",
+    "default_html_dir",
+    "ensure_project",
+    "find_html_dir",
+    "make_server",
+    "run_sphinx",
+]

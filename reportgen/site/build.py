@@ -1,20 +1,17 @@
-"""Assemble a Sphinx project around the rendered report pages and build it to HTML."""
+"""Site stage: a Sphinx project around the rendered report pages, built to HTML."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from reportgen.bundle.store import replace_dir
+from reportgen.bundle import replace_dir
 from reportgen.errors import SiteError
-from reportgen.render import render_site_pages
-from reportgen.site.lock import DEFAULT_LOCK_TIMEOUT_S, build_lock
 
-__all__ = ["REPORTS_DIR", "STATIC_DIR", "build_site", "ensure_project", "run_sphinx"]
+__all__ = ["REPORTS_DIR", "STATIC_DIR", "build_html", "default_html_dir", "ensure_project", "run_sphinx"]
 
 REPORTS_DIR = "reports"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -66,10 +63,16 @@ def run_sphinx(source_dir: Path, html_dir: Path) -> None:
         )
 
 
-def _build_html(source_dir: Path, html_dir: Path) -> None:
+def default_html_dir(source_dir: Path) -> Path:
+    """Where the HTML of `source_dir` goes unless told otherwise: `source_dir/_build/html`."""
+    return source_dir / "_build" / "html"
+
+
+def build_html(source_dir: Path, html_dir: Path) -> None:
     """Build into a copy of the previous HTML (Sphinx stays incremental), then swap it in whole.
 
-    A build killed or failing at any point leaves the previous site as it was.
+    A build killed or failing at any point leaves the previous site as it was. Callers hold
+    `build_lock(source_dir)`.
     """
 
     def build(tmp: Path) -> None:
@@ -78,32 +81,3 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
         run_sphinx(source_dir, tmp)
 
     replace_dir(html_dir, build)
-
-
-def build_site(
-    results_dir: Path,
-    source_dir: Path,
-    html_dir: Path | None = None,
-    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
-    on_stage: Callable[[str], None] | None = None,
-) -> Path:
-    """Render the bundles of `results_dir` into `source_dir/reports/` and build the HTML site.
-
-    Builds of one `source_dir` take turns (see `reportgen.site.lock`); pages and HTML are each
-    replaced whole, so a killed build leaves the previous ones readable.
-
-    :param source_dir: a Sphinx project; a default one is written when it has no conf.py
-    :param html_dir: output directory, `source_dir/_build/html` by default
-    :param lock_timeout_s: how long to wait for another build of the same `source_dir`
-    :param on_stage: told the name of each stage as it starts
-    :returns: the HTML directory
-    """
-    stage = on_stage or (lambda _: None)
-    html_dir = html_dir if html_dir is not None else source_dir / "_build" / "html"
-    with build_lock(source_dir, lock_timeout_s):
-        ensure_project(source_dir)
-        stage("rendering pages")
-        render_site_pages(results_dir, source_dir / REPORTS_DIR)
-        stage("sphinx-build")
-        _build_html(source_dir, html_dir)
-    return html_dir

@@ -15,9 +15,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.bundle.store import RECIPE_FILE, Bundle, read_recipe_text
-from reportgen.render import draw_charts
-from reportgen.render.pages import ChartFiles
+from reportgen.bundle import RECIPE_FILE, Bundle, read_recipe_text
+from reportgen.render import ChartFiles, draw_charts
 
 __all__ = ["CACHE_DIR", "CHART_KINDS", "BundleAssets", "ChartKind", "bundle_assets", "source_uri"]
 

@@ -15,8 +15,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import OptionSpec
 
-from reportgen.bundle.model import RunStatus
-from reportgen.bundle.store import Bundle, load_bundle, read_log_tail
+from reportgen.bundle import Bundle, RunStatus, load_bundle, read_log_tail
 from reportgen.errors import BundleError
 from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir

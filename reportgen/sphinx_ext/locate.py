@@ -6,13 +6,9 @@ import hashlib
 from pathlib import Path
 
 from reportgen import __version__
-from reportgen.bundle.model import Manifest
-from reportgen.bundle.store import ANALYSIS_FILE, MANIFEST_FILE, RECIPE_FILE
+from reportgen.bundle import ANALYSIS_FILE, CAPTURE_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE, Manifest
 
 __all__ = ["bundle_files", "bundle_key", "resolve_bundle_dir"]
-
-_DEFAULT_CAPTURE = "capture.json"
-_DEFAULT_LOG = "run.log"
 
 
 def resolve_bundle_dir(argument: str, doc_dir: Path, srcdir: Path, root: str) -> Path:
@@ -34,8 +30,8 @@ def bundle_files(bundle_dir: Path, manifest: Manifest | None) -> list[Path]:
 
     :param manifest: the bundle's manifest, when it could be read (it names the capture and log files)
     """
-    capture = manifest.capture_file if manifest else _DEFAULT_CAPTURE
-    log = manifest.log_file if manifest else _DEFAULT_LOG
+    capture = manifest.capture_file if manifest else CAPTURE_FILE
+    log = manifest.log_file if manifest else LOG_FILE
     optional = [ANALYSIS_FILE, RECIPE_FILE, *(name for name in (capture, log) if name)]
     return [bundle_dir / MANIFEST_FILE, *(p for p in (bundle_dir / n for n in optional) if p.is_file())]
 

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from reportgen.bundle.model import StepTimes
-from reportgen.bundle.store import Bundle
-from reportgen.render import inductor_sections, leading_sections
-from reportgen.render.markup import escape_md, list_table
-from reportgen.render.pages import ChartFiles, report_page
+from reportgen.bundle import Bundle, StepTimes
+from reportgen.render import (
+    MISSING,
+    ChartFiles,
+    escape_md,
+    inductor_sections,
+    leading_sections,
+    list_table,
+    report_page,
+)
 
 __all__ = ["report_text", "summary_table"]
-
-_MISSING = "—"
 
 
 def _step(times: StepTimes | None) -> str:
     if times is None:
-        return _MISSING
+        return MISSING
     return f"{times.median_ms:.3f} ms (IQR {times.q1_ms:.3f}–{times.q3_ms:.3f})"
 
 
@@ -28,11 +31,11 @@ def summary_table(bundle: Bundle) -> str:
     rows = [
         ["Status", f"**{manifest.status.value}**"],
         ["Device", escape_md(env.device_name) if env else f"{manifest.recipe.device} (not probed)"],
-        ["Torch", escape_md(env.versions.torch) if env and env.versions.torch else _MISSING],
+        ["Torch", escape_md(env.versions.torch) if env and env.versions.torch else MISSING],
         ["Eager step (median)", _step(metrics.eager)],
         ["Compiled step (median)", _step(metrics.compiled)],
-        ["Speedup", f"{speedup:.2f}×" if speedup is not None else _MISSING],
-        ["Compile time", f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else _MISSING],
+        ["Speedup", f"{speedup:.2f}×" if speedup is not None else MISSING],
+        ["Compile time", f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING],
     ]
     return list_table(["Metric", "Value"], rows, escape_md(title))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.analyze.categories import CATEGORY_ORDER, RULES, categorize, seed_category
-from reportgen.analyze.trace import load_trace
+from reportgen.analyze.categories import RULES, categorize
+from reportgen.bundle import CATEGORY_ORDER, seed_category
+from reportgen.formats.trace import load_trace
 from tests.data import H100_FIXTURE
 
 __all__: list[str] = []

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from reportgen.analyze.evidence import region_evidence
-from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import RegionEvidence
-from reportgen.bundle.store import read_analysis
+from reportgen.bundle import RegionEvidence, read_analysis
+from reportgen.formats.trace import Trace, load_trace
 
 __all__: list[str] = []
 

@@ -23,10 +23,9 @@ from reportgen.analyze.findings import (
     graph_breaks,
     launch_bound,
     low_bandwidth,
-    reason_headline,
     recompiles,
 )
-from reportgen.bundle.model import (
+from reportgen.bundle import (
     Analysis,
     Capture,
     CompileDiagnostics,
@@ -46,6 +45,7 @@ from reportgen.bundle.model import (
     RunStatus,
     StepTimes,
     Versions,
+    reason_headline,
 )
 from reportgen.recipe.model import Recipe
 

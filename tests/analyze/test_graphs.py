@@ -12,8 +12,7 @@ import pytest
 from reportgen.analyze import analyze
 from reportgen.analyze.graphs import OUTSIDE_LABEL, GraphAttribution, attribute_graphs
 from reportgen.analyze.seed import match_benchmarks, seed_bucket, seed_busy
-from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import (
+from reportgen.bundle import (
     Analysis,
     Capture,
     Environment,
@@ -25,6 +24,7 @@ from reportgen.bundle.model import (
     RunStatus,
     Versions,
 )
+from reportgen.formats.trace import Trace, load_trace
 from reportgen.recipe.model import Recipe
 from tests.data import H100_FIXTURE, H200_MIXNET_TRACE
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analyze import attribute_graphs, load_trace
+from reportgen.analyze import attribute_graphs
 from reportgen.analyze.join import kernel_lookup_name, with_sources
-from reportgen.analyze.sources import module_index
-from reportgen.bundle.model import ModuleFile
+from reportgen.bundle import ModuleFile
+from reportgen.formats.module_index import module_index
+from reportgen.formats.trace import load_trace
 from tests.data import H100_FIXTURE
 
 FIXTURE = H100_FIXTURE

@@ -14,9 +14,9 @@ import pytest
 
 from reportgen.analyze import analyze
 from reportgen.analyze.kernels import kernel_table
-from reportgen.analyze.trace import Trace, load_trace
-from reportgen.bundle.model import Environment, HostInfo, KernelTable, Manifest, RunStatus, Versions
+from reportgen.bundle import Environment, HostInfo, KernelTable, Manifest, RunStatus, Versions
 from reportgen.errors import AnalysisError
+from reportgen.formats.trace import Trace, load_trace
 from reportgen.recipe.model import Recipe
 from tests.data import H100_FIXTURE
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analyze.modules import (
+from reportgen.formats.wrapper import (
     KernelSource,
     WrapperInfo,
     embedded_source,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analyze.sources import ModuleIndex, module_index
-from reportgen.bundle.model import ModuleFile
+from reportgen.bundle import ModuleFile
+from reportgen.formats.module_index import ModuleIndex, module_index
 from tests.data import H100_FIXTURE
 
 FIXTURE = H100_FIXTURE

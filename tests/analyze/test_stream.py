@@ -9,9 +9,9 @@ import orjson
 import pytest
 
 from reportgen.analyze import attribute_graphs, kernel_table, region_evidence
-from reportgen.analyze.stream import read_trace
-from reportgen.analyze.trace import Trace, load_trace
 from reportgen.errors import AnalysisError
+from reportgen.formats.stream import read_trace
+from reportgen.formats.trace import Trace, load_trace
 from tests.data import BUNDLES_DIR, H100_FIXTURE, H200_MIXNET_TRACE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def test_truncated_gzip_names_the_problem(tmp_path: Path) -> None:
 
 
 def test_invalid_json_gives_the_byte_offset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("reportgen.analyze.stream._EXACT_ERROR_BYTES", 0)  # as for a trace over 256 MB
+    monkeypatch.setattr("reportgen.formats.stream._EXACT_ERROR_BYTES", 0)  # as for a trace over 256 MB
     text = gzip.decompress(FIXTURE.read_bytes())
     at = text.index(b"\n  {", 5_000_000)  # between two events, outside any string
     broken = text[:at] + b"]]" + text[at:]
@@ -146,7 +146,7 @@ def _nested_trace(path: Path, count: int = 400) -> Path:
 def test_cuts_inside_events_are_carried_into_the_next_piece(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, piece: int
 ) -> None:
-    monkeypatch.setattr("reportgen.analyze.stream._PIECE", piece)
+    monkeypatch.setattr("reportgen.formats.stream._PIECE", piece)
     path = _nested_trace(tmp_path / "trace.json")
     full = load_trace(path)
     for parallel in (False, True):
@@ -158,7 +158,7 @@ def test_cuts_inside_events_are_carried_into_the_next_piece(
 def test_text_that_does_not_cut_is_read_with_ijson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import re
 
-    monkeypatch.setattr("reportgen.analyze.stream._EVENTS_START", re.compile(rb"(?!)"))  # never matches
+    monkeypatch.setattr("reportgen.formats.stream._EVENTS_START", re.compile(rb"(?!)"))  # never matches
     full, streamed = load_trace(FIXTURE), read_trace(FIXTURE, "cuda")
     assert _results(streamed, "cuda") == _results(full, "cuda")
     assert _header(streamed) == _header(full)

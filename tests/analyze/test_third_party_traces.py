@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from reportgen.analyze import analyze, attribute_graphs, kernel_table, region_evidence
 from reportgen.analyze.graphs import OUTSIDE_LABEL
-from reportgen.analyze.trace import load_trace
 from reportgen.bundle import Analysis, read_manifest
 from reportgen.errors import AnalysisError
+from reportgen.formats.trace import load_trace
 
 __all__: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Tests of reportgen.analyze.trace: loading chrome traces and every error a bad file gives."""
+"""Tests of reportgen.formats.trace: loading chrome traces and every error a bad file gives."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from reportgen.analyze.trace import DeviceProperties, load_trace
 from reportgen.errors import AnalysisError
+from reportgen.formats.trace import DeviceProperties, load_trace
 from tests.data import H100_FIXTURE
 
 __all__: list[str] = []

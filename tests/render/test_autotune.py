@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reportgen.bundle.model import AutotuneChoice, AutotuneOp
+from reportgen.bundle import AutotuneChoice, AutotuneOp
 from reportgen.render.autotune import autotune_section, autotune_summary
 
 

@@ -8,11 +8,9 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from reportgen.bundle import KernelTable, Metrics, load_bundle
+from reportgen.bundle import CATEGORIES, KernelTable, Metrics, category_color, load_bundle
 from reportgen.render.charts import (
-    CATEGORY_COLORS,
     category_chart,
-    category_color,
     speedup_chart,
     step_time_chart,
     top_kernels_chart,
@@ -74,6 +72,6 @@ def test_charts_without_data_still_draw(tmp_path: Path) -> None:
 
 
 def test_category_colors_are_stable() -> None:
-    assert category_color("triton_pointwise") == CATEGORY_COLORS["triton_pointwise"]
+    assert category_color("triton_pointwise") == CATEGORIES[0].color == "#4c72b0"
     assert category_color("brand_new") == category_color("brand_new")
     assert category_color("brand_new").startswith("#")

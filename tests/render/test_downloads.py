@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 
 from reportgen.bundle import RunStatus, load_bundle
+from reportgen.pipeline import build as build_site
 from reportgen.render.downloads import Download, downloads_section, write_downloads, write_modules_archive
-from reportgen.site import build_site
 
 MakeBundle = Callable[..., Path]
 TRACE = {"traceEvents": [{"name": "ProfilerStep#1", "ph": "X", "ts": 0, "dur": 10}]}

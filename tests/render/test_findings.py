@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reportgen.bundle.model import CompileDiagnostics, Finding, GraphBreak, Recompile, RegionEvidence
+from reportgen.bundle import CompileDiagnostics, Finding, GraphBreak, Recompile, RegionEvidence
 from reportgen.render.findings import NO_FINDINGS, findings_section, regions_section
 
 __all__: list[str] = []

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from reportgen.bundle.model import (
+from reportgen.bundle import (
     Analysis,
     Capture,
     GraphAnalysis,

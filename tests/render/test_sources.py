@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.analyze.modules import parse_wrapper
-from reportgen.analyze.sources import GraphModule, IndexedKernel, ModuleIndex, module_index
-from reportgen.bundle.model import ModuleFile
-from reportgen.bundle.store import MANIFEST_FILE, read_manifest
+from reportgen.bundle import MANIFEST_FILE, ModuleFile, read_manifest
+from reportgen.formats.module_index import GraphModule, IndexedKernel, ModuleIndex, module_index
+from reportgen.formats.wrapper import parse_wrapper
+from reportgen.pipeline import build as build_site
 from reportgen.render.sources import (
     SourcePages,
     kernel_docname,
@@ -23,7 +23,6 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
-from reportgen.site.build import build_site
 from tests.data import H100_FIXTURE
 
 FIXTURE = H100_FIXTURE

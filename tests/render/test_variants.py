@@ -3,8 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.bundle import load_bundle
-from reportgen.bundle.model import Kernel
+from reportgen.bundle import Kernel, load_bundle
 from reportgen.render.variants import _compile, kernel_diff
 
 MakeBundle = Callable[..., Path]

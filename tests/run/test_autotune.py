@@ -70,7 +70,7 @@ def test_text_without_a_tuned_op_gives_none(text: str) -> None:
 
 
 def test_the_parent_adds_the_choices_to_capture_json(tmp_path) -> None:
-    from reportgen.bundle.model import Capture
+    from reportgen.bundle import Capture
     from reportgen.run.launcher import _add_autotune
 
     (tmp_path / "run.log").write_text(GPU_211)

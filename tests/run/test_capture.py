@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.bundle.model import ModuleFile
+from reportgen.bundle import ModuleFile
 from reportgen.run.capture import _hot_kernel_files
 
 

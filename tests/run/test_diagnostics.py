@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reportgen.bundle.model import CompileDiagnostics, Recompile
+from reportgen.bundle import CompileDiagnostics, Recompile
 from reportgen.run.diagnostics import PHASES, _recompiles, compile_phases, parse_graph_break, parse_recompile
 
 ROOT = Path(__file__).resolve().parents[2]

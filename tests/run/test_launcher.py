@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.bundle.model import RunStatus
-from reportgen.bundle.store import read_capture, read_manifest
+from reportgen.bundle import RunStatus, read_capture, read_manifest
 from reportgen.recipe import load_recipe
 from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reportgen.site import build_site
+from reportgen.pipeline import build as build_site
 from reportgen.site.serve import make_server
 
 if TYPE_CHECKING:

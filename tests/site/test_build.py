@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.bundle import RunStatus
 from reportgen.errors import SiteError
-from reportgen.site import build_site
+from reportgen.pipeline import build as build_site
 
 MakeBundle = Callable[..., Path]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from reportgen.bundle import RunStatus
-from reportgen.site import build_site
+from reportgen.pipeline import build as build_site
 
 MakeBundle = Callable[..., Path]
 

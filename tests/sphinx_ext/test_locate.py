@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.bundle.store import read_manifest
+from reportgen.bundle import read_manifest
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
 
 BUNDLE = Path(__file__).parents[1] / "data" / "bundles" / "fused_add_mul"

@@ -39,17 +39,14 @@ from typing import Any, Literal, NamedTuple
 import ijson
 import orjson
 
-from reportgen.analyze.kernels import GPU_WORK_CATS, is_cpu_span
-from reportgen.analyze.regions import is_graph_span
-from reportgen.analyze.trace import RERUN_HINT, Trace, TraceEvent, header_fields, load_trace
 from reportgen.errors import AnalysisError
+from reportgen.formats.events import CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
+from reportgen.formats.trace import RERUN_HINT, Trace, TraceEvent, header_fields, load_trace
 
 __all__ = ["paused_gc", "read_trace"]
 
-_LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
-_CPU_CATS = frozenset({"cpu_op", "user_annotation"})
 _GPU, _LAUNCH, _CPU = 1, 2, 3
-_KIND = {**dict.fromkeys(GPU_WORK_CATS, _GPU), **dict.fromkeys(_LAUNCH_CATS, _LAUNCH), **dict.fromkeys(_CPU_CATS, _CPU)}
+_KIND = {**dict.fromkeys(GPU_WORK_CATS, _GPU), **dict.fromkeys(LAUNCH_CATS, _LAUNCH), **dict.fromkeys(CPU_CATS, _CPU)}
 _EDGE_BYTES = 1 << 20
 _CHUNK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -234,7 +231,7 @@ class _Filter:
         one dict lookup classifies an event, and kept ones become `TraceEvent`s in place."""
         kept = self.events
         add, names, all_cpu_ops = kept.append, self._names, self.all_cpu_ops
-        decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in _CPU_CATS}
+        decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in CPU_CATS}
         first_us, last_us, seen = self.first_us, self.last_us, 0
         for raw in events:
             seen += 1

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from reportgen.errors import AnalysisError
+from reportgen.formats.events import GPU_WORK_CATS
 
 __all__ = [
     "RERUN_HINT",
@@ -25,6 +26,7 @@ __all__ = [
     "Trace",
     "TraceEvent",
     "compact_event",
+    "device_time_by_name",
     "header_fields",
     "load_trace",
     "number",
@@ -98,7 +100,7 @@ class Trace:
     :param base_time_ns: `baseTimeNanoseconds`, the epoch offset of `ts`
     :param distributed_info: `distributedInfo` (rank, world size, backend) for distributed runs
     :param cpu_extent_us: (first start, last end) of all CPU events, when `events` is a subset
-        (`reportgen.analyze.stream`); None when `events` holds them all
+        (`reportgen.formats.stream`); None when `events` holds them all
     :param compact: `events` are `TraceEvent`s already (streamed), not raw events
     """
 
@@ -116,6 +118,15 @@ class Trace:
         if self.compact:
             return self.events  # type: ignore[return-value]
         return [e for e in map(compact_event, self.events) if e is not None]
+
+
+def device_time_by_name(trace: Trace) -> list[tuple[str, float]]:
+    """Device time (us) of the trace's GPU work summed by name, longest first, then by name."""
+    time_us: dict[str, float] = {}
+    for e in trace.records():
+        if e.cat in GPU_WORK_CATS and e.name is not None and e.ts is not None and e.dur is not None and e.dur >= 0:
+            time_us[e.name] = time_us.get(e.name, 0.0) + e.dur
+    return sorted(time_us.items(), key=lambda item: (-item[1], item[0]))
 
 
 def load_trace(path: str | Path) -> Trace:

@@ -26,23 +26,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Literal
+
+from reportgen.bundle import KernelBackend, KernelSource, WrapperInfo, WrapperKind
 
 __all__ = [
-    "KernelBackend",
-    "KernelSource",
-    "WrapperInfo",
-    "WrapperKind",
     "embedded_source",
     "kernel_module_name",
     "kernel_num_gb",
     "parse_wrapper",
 ]
 
-WrapperKind = Literal["forward", "backward", "inference"]
-KernelBackend = Literal["triton", "cpp", "other"]
 
 _DEFINITION = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
 _KERNEL_PATH = re.compile(r"^# kernel path: (.+?)\s*$")
@@ -55,50 +50,6 @@ _TRITON_DEF = re.compile(r"^def (triton_\w+)\(", re.M)
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]:\s*([-+0-9.eE]+|None)")
 _BACKENDS: dict[str, KernelBackend] = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp"}
 _STRING_QUOTES = "'''"
-
-
-@dataclass(frozen=True)
-class KernelSource:
-    """One kernel defined in a wrapper.
-
-    :param name: the kernel's name in the wrapper, e.g. `triton_poi_fused__to_copy_0`
-    :param backend: `async_compile.triton` -> triton, `cpp_pybinding` -> cpp, anything else -> other
-    :param kernel_path: file name of the kernel module (`# kernel path:` comment), basename only
-    :param source_nodes: FX nodes of the user's graph fused into the kernel
-    :param aten_ops: the ATen ops they came from, e.g. `aten.convolution`
-    :param line: 1-based line of the definition in the wrapper
-    :param end_line: line closing the embedded source (`'''...`); `line` for one-line definitions
-    """
-
-    name: str
-    backend: KernelBackend
-    kernel_path: str | None
-    source_nodes: list[str]
-    aten_ops: list[str]
-    line: int
-    end_line: int
-
-
-@dataclass(frozen=True)
-class WrapperInfo:
-    """What one wrapper (compiled graph module) defines and calls.
-
-    :param kind: from the names `call` unpacks its args into: `tangents_*` -> backward,
-        `primals_*` -> forward, otherwise inference (no unpacking: the `# AOT ID` comment decides)
-    :param kernels: kernel definitions in file order
-    :param extern_calls: extern kernels and ATen ops the wrapper's code calls (`call` and any
-        graph-partition or subgraph functions), in order of first call, e.g.
-        `extern_kernels.convolution`, `torch.ops.aten.convolution_backward.default` (`aten.x` is
-        written `torch.ops.aten.x`)
-    :param extern_call_counts: call sites of each of them
-    :param aot_id: the `# AOT ID` of the first line, e.g. `0_forward`
-    """
-
-    kind: WrapperKind
-    kernels: list[KernelSource]
-    extern_calls: list[str]
-    extern_call_counts: dict[str, int] = field(default_factory=dict)
-    aot_id: str | None = None
 
 
 def _basename(path: str) -> str:
@@ -146,7 +97,7 @@ def _scan(lines: list[str]) -> _Scan:
         if in_string:
             if text.startswith(_STRING_QUOTES):
                 in_string = False
-                scan.kernels[-1] = replace(scan.kernels[-1], end_line=index + 1)
+                scan.kernels[-1] = scan.kernels[-1].model_copy(update={"end_line": index + 1})
             continue
         if text.startswith("#"):
             comments.append(text)

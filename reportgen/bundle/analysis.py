@@ -1,0 +1,207 @@
+"""analysis.json: what `reportgen.analyze` derived from a bundle's trace, modules and capture."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
+from reportgen.bundle.sources import ModuleIndex
+
+__all__ = [
+    "ANALYSIS_REVISION",
+    "Analysis",
+    "Finding",
+    "GraphAnalysis",
+    "GraphKernel",
+    "IdleHistogram",
+    "Kernel",
+    "KernelTable",
+    "PeakBandwidth",
+    "RegionEvidence",
+    "StepAnalysis",
+]
+
+
+class Kernel(BundleModel):
+    """One kernel (or CPU op on CPU runs), aggregated by name over the profiled steps."""
+
+    name: str
+    category: str
+    device_time_us: float = Field(description="Total device (or self CPU) time over the profiled steps.")
+    count: int
+    share: float = Field(description="Fraction of the table's total time, 0..1.")
+
+    @property
+    def mean_us(self) -> float:
+        """Mean time per launch."""
+        return self.device_time_us / self.count if self.count else 0.0
+
+
+class KernelTable(BundleModel):
+    """Kernels sorted by time, descending."""
+
+    device: Literal["cuda", "cpu"]
+    profiled_steps: int
+    total_us: float
+    kernels: list[Kernel]
+
+
+class GraphKernel(BundleModel):
+    """One kernel (or CPU op on CPU runs) of one compiled graph, aggregated by name over the profiled steps.
+
+    Kernel numbering restarts in every graph, so a kernel is identified by (graph, name).
+    """
+
+    graph: int | None = Field(description="Graph number (`GraphAnalysis.graph`); None = outside compiled regions.")
+    name: str
+    category: str
+    device_time_us: float = Field(description="Total device (or self CPU) time over the profiled steps.")
+    count: int
+    share: float = Field(description="Fraction of this graph's kernel time, 0..1.")
+    source: str | None = Field(default=None, description="Bundle path of the kernel's module, when known.")
+    source_nodes: list[str] = Field(default_factory=list, description="Inductor's topologically sorted FX nodes.")
+    aten_ops: list[str] = Field(default_factory=list, description="The original ATen ops the kernel fuses.")
+
+    @property
+    def mean_us(self) -> float:
+        """Mean time per launch."""
+        return self.device_time_us / self.count if self.count else 0.0
+
+
+class GraphAnalysis(BundleModel):
+    """Where one compiled graph's time goes, from the kernels launched inside its calls.
+
+    A kernel belongs to the compiled-graph call (`## Call CompiledFxGraph <key> ##`, else
+    `CompiledFunction[Backward]` / `Torch-Compiled Region`) enclosing its launch on the launching thread;
+    see `reportgen.analyze.regions` for the rules.
+    """
+
+    graph: int | None = Field(description="Number in order of first call in the trace; None = outside graphs.")
+    label: str = Field(description='E.g. "forward (graph 0)", "outside compiled regions".')
+    key: str | None = Field(description="The CompiledFxGraph key, else the Torch-Compiled Region name.")
+    kind: GraphKind
+    wrapper: str | None = Field(default=None, description="Bundle path of the graph's compiled wrapper module.")
+    calls: int = Field(description="Calls over the profiled steps.")
+    wall_us: float = Field(
+        description="Sum of those calls' windows: each call's CPU span, stretched to its first kernel's start and "
+        "last kernel's end (under CUDA graphs the span is only the replay's launch); busy union's denominator."
+    )
+    kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels launched by the calls.")
+    busy_union_percent: float | None = Field(
+        default=None,
+        description="Union of the kernel intervals of each call ÷ the call's window [min(call span start, "
+        "first kernel start), max(call span end, last kernel end)], both summed over calls, x 100. "
+        "None without kernels or calls.",
+    )
+    busy_seed_percent: float | None = Field(
+        default=None,
+        description="`wrapper.py -p`'s 'Percent of time when GPU is busy': per-call device time of the graph "
+        "run alone ÷ its unprofiled wall time per call, x 100 (no overlap correction; may exceed 100).",
+    )
+    seed_categories_percent: dict[str, float] = Field(
+        default_factory=dict,
+        description="The same per seed bucket: pointwise, reduction, persistent_reduction, other.",
+    )
+    unprofiled_wall_ms: float | None = Field(
+        default=None, description="The unprofiled wall time per call that `busy_seed_percent` divides by."
+    )
+    unprofiled_rounds_ms: list[float] = Field(
+        default_factory=list, description="Every round of that timing (the fastest is `unprofiled_wall_ms`)."
+    )
+    categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
+    kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")
+
+
+class StepAnalysis(BundleModel):
+    """Device busy time of one profiled step.
+
+    The step's window is its CPU-side `ProfilerStep#N` span, extended to the end of the last kernel launched
+    inside it; a kernel belongs to the step its launch lies in.
+    """
+
+    step: int = Field(description="N of `ProfilerStep#N`; -1 = the trace has no step markers (whole trace).")
+    wall_us: float = Field(description="Window length.")
+    kernel_time_us: float = Field(description="Sum of kernel durations (concurrent streams add up).")
+    busy_union_us: float = Field(description="Union of the kernel intervals (no double counting).")
+    busy_percent: float = Field(description="busy_union_us ÷ wall_us x 100.")
+    idle_us: float = Field(description="wall_us - busy_union_us: the window's uncovered stretches.")
+    gap_count: int = Field(description="Number of uncovered stretches (idle gaps) in the window.")
+
+
+class IdleHistogram(BundleModel):
+    """Idle gaps of all profiled steps by length: counts[i] gaps with edges_us[i] <= length < edges_us[i+1]."""
+
+    edges_us: list[float] = Field(description="Bin edges; the last one is a large number standing for +inf.")
+    counts: list[int]
+    total_idle_us: float
+
+
+class Finding(BundleModel):
+    """Something worth acting on, found by a rule of `reportgen.analyze.findings` from the run's numbers.
+
+    `evidence` and `suggestion` are plain text: one paragraph per line, a line starting with `- ` is a list
+    item, and text between backticks is code (the renderer escapes everything else).
+    """
+
+    rule: str = Field(description="The rule that fired, e.g. `launch-bound`.")
+    severity: Literal["info", "warning", "problem"]
+    title: str
+    evidence: str = Field(description="The numbers that made the rule fire.")
+    suggestion: str = Field(description="What to try next.")
+
+
+class RegionEvidence(BundleModel):
+    """What the profiled trace itself shows about compiled regions (see `reportgen.analyze.evidence`)."""
+
+    compiled_regions: int = Field(description="Distinct `Torch-Compiled Region: <frame>/<compile>` names.")
+    nested_regions: int = Field(
+        description="Region events starting inside another region event on the same thread "
+        "(a resumed frame after a graph break runs inside the frame that broke)."
+    )
+    compiled_function_blocks_per_step: float | None = Field(
+        default=None,
+        description="`CompiledFunction` (forward) events per profiled step; None without `ProfilerStep#N` spans.",
+    )
+
+
+ANALYSIS_REVISION = 2
+"""What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
+
+1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too."""
+
+
+class PeakBandwidth(BundleModel):
+    """The memory bandwidth a kernel's GB/s is compared against."""
+
+    gbps: float
+    source: Literal["theoretical", "measured"] = Field(
+        description="`theoretical`: the GPU's DRAM peak; `measured`: the run's device-to-device copy."
+    )
+
+
+class Analysis(BundleModel):
+    """analysis.json: what `reportgen.analyze` derived from the trace and modules."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    revision: int = Field(default=1, description="`ANALYSIS_REVISION` of the analysis that wrote it.")
+    kernels: KernelTable
+    graphs: list[GraphAnalysis] = Field(default_factory=list, description="Compiled graphs, then outside (if any).")
+    steps: list[StepAnalysis] = Field(default_factory=list)
+    idle: IdleHistogram | None = None
+    timeline: list[tuple[float, float]] = Field(
+        default_factory=list,
+        description="Merged busy intervals (us from the window start) of one representative step (median wall).",
+    )
+    regions: RegionEvidence | None = Field(default=None, description="Compiled-region evidence from the trace.")
+    findings: list[Finding] = Field(
+        default_factory=list, description="What the rules of `reportgen.analyze.findings` found, in rule order."
+    )
+    sources: ModuleIndex | None = Field(default=None, description="Where each compiled graph's kernels are defined.")
+    peak: PeakBandwidth | None = Field(default=None, description="The peak that kernels' GB/s is compared against.")
+
+    @property
+    def stale(self) -> bool:
+        """Whether an earlier revision of the analysis wrote it (analyse the bundle again)."""
+        return self.revision < ANALYSIS_REVISION

@@ -1,0 +1,48 @@
+"""A bundle's file names and layout: every name a stage writes or reads inside a bundle, declared once.
+
+::
+
+    <results>/<bundle-name>/
+        manifest.json        Manifest: what ran, where, how it ended, headline numbers
+        capture.json         Capture: graph and kernel benchmarks, compile diagnostics (GPU runs)
+        analysis.json        Analysis: kernel tables, graphs, busy %, findings (written by analyze)
+        analysis-error.txt   why the last analysis failed, if it did
+        recipe.yaml          the recipe file as the user wrote it
+        trace.json.gz        torch.profiler chrome trace of the profiled compiled steps
+        run.log              the run's stdout + stderr, scrubbed of secrets
+        graphs/              profiles of each compiled graph run alone (`wrapper.py -p`)
+        modules/wrappers/    compiled wrapper modules, one per graph
+        modules/kernels/     kernel modules
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+__all__ = [
+    "ANALYSIS_ERROR_FILE",
+    "ANALYSIS_FILE",
+    "CAPTURE_FILE",
+    "GRAPHS_DIR",
+    "LOG_FILE",
+    "MANIFEST_FILE",
+    "MODULES_DIR",
+    "RECIPE_FILE",
+    "TRACE_FILE",
+    "module_dir",
+]
+
+MANIFEST_FILE = "manifest.json"
+CAPTURE_FILE = "capture.json"
+ANALYSIS_FILE = "analysis.json"
+ANALYSIS_ERROR_FILE = "analysis-error.txt"
+RECIPE_FILE = "recipe.yaml"
+TRACE_FILE = "trace.json.gz"
+LOG_FILE = "run.log"
+GRAPHS_DIR = "graphs"
+MODULES_DIR = "modules"
+
+
+def module_dir(kind: str) -> str:
+    """Bundle path of the directory holding compiled modules of `kind`: `modules/wrappers`, `modules/kernels`."""
+    return str(PurePosixPath(MODULES_DIR) / f"{kind}s")

@@ -1,0 +1,152 @@
+"""manifest.json: what ran, where, how it ended, and its headline numbers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, RunStatus
+from reportgen.bundle.layout import LOG_FILE
+from reportgen.recipe import Recipe
+
+__all__ = [
+    "Environment",
+    "GpuInfo",
+    "HostInfo",
+    "InductorCache",
+    "Manifest",
+    "Metrics",
+    "ModuleFile",
+    "StepTimes",
+    "Versions",
+]
+
+
+class Versions(BundleModel):
+    """Software versions seen by the run's child process."""
+
+    python: str
+    torch: str | None = None
+    triton: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+    driver: str | None = None
+    timm: str | None = None
+    torchvision: str | None = None
+    reportgen: str
+    platform: str
+
+
+class GpuInfo(BundleModel):
+    """Properties of one visible GPU."""
+
+    index: int
+    name: str
+    total_memory_bytes: int
+    multiprocessor_count: int
+    capability: str
+    l2_cache_bytes: int | None = None
+    peak_bandwidth_gbps: float | None = Field(
+        default=None, description="Theoretical DRAM bandwidth, when the device reports it."
+    )
+
+
+class HostInfo(BundleModel):
+    """The machine the run's child ran on."""
+
+    cpu: str
+    cpu_count: int
+    memory_bytes: int | None = None
+
+
+class Environment(BundleModel):
+    """Where the run happened."""
+
+    device: Literal["cuda", "cpu"]
+    device_name: str
+    versions: Versions
+    host: HostInfo
+    gpus: list[GpuInfo] = Field(default_factory=list)
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Allowlisted env vars in effect (secrets never recorded)."
+    )
+
+
+class StepTimes(BundleModel):
+    """Wall times of timed steps, synchronised, in milliseconds."""
+
+    samples_ms: list[float]
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    max_ms: float
+
+    @property
+    def iqr_ms(self) -> float:
+        """Inter-quartile range."""
+        return self.q3_ms - self.q1_ms
+
+
+class Metrics(BundleModel):
+    """Headline numbers of a run."""
+
+    eager: StepTimes | None = None
+    compiled: StepTimes | None = None
+    compile_time_s: float | None = Field(default=None, description="First compiled call, wall time.")
+    eager_first_call_s: float | None = None
+    peak_memory_eager_bytes: int | None = None
+    peak_memory_compiled_bytes: int | None = None
+
+    @property
+    def speedup(self) -> float | None:
+        """median(eager) / median(compiled)."""
+        if self.eager is None or self.compiled is None or self.compiled.median_ms <= 0:
+            return None
+        return self.eager.median_ms / self.compiled.median_ms
+
+
+class ModuleFile(BundleModel):
+    """A compiled module copied out of the run's Inductor cache."""
+
+    path: str = Field(description="Path inside the bundle, e.g. `modules/wrappers/cabc.py`.")
+    kind: Literal["wrapper", "kernel"]
+    order: int = Field(description="Creation order in the run (wrappers: 0 = first compiled graph).")
+    size_bytes: int
+
+
+InductorCache = Literal["fresh", "kept-empty", "kept-warm"]
+"""Where a run's Inductor cache came from (see `Manifest.inductor_cache`)."""
+
+
+class Manifest(BundleModel):
+    """manifest.json: what ran, where, how it ended, and its headline numbers."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str = Field(description="Bundle name: the recipe name, or `<recipe>--<variant>`.")
+    variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
+    variant_description: str = Field(default="", description="That variant's description in the recipe.")
+    inductor_cache: InductorCache = Field(
+        default="fresh",
+        description="`fresh`: a private Inductor cache, empty at the start (a cold compile); `kept-empty`: a cache "
+        "kept between runs (`--inductor-cache`), empty at the start (cold too); `kept-warm`: a kept cache that "
+        "held earlier runs' files, so the compile may be warm.",
+    )
+    recipe: Recipe = Field(
+        description="The recipe as this run used it (variant applied, device overrides not applied)."
+    )
+    recipe_sha256: str
+    recipe_path: str
+    status: RunStatus
+    exit_code: int | None = None
+    error: str | None = Field(default=None, description="One-paragraph error, for failed runs.")
+    started_at: str
+    finished_at: str
+    wall_time_s: float
+    environment: Environment | None = None
+    metrics: Metrics = Field(default_factory=Metrics)
+    modules: list[ModuleFile] = Field(default_factory=list)
+    trace_file: str | None = None
+    log_file: str = LOG_FILE
+    capture_file: str | None = Field(default=None, description="`capture.json`, when the run wrote one.")

@@ -1,0 +1,79 @@
+"""PyTorch's own formats, read: the profiler's chrome trace (whole or streamed), Inductor's compiled
+wrapper and kernel modules, and the index of a bundle's modules. Pure readers: no analysis here.
+"""
+
+from __future__ import annotations
+
+from reportgen.formats.events import (
+    BACKWARD_SPAN,
+    CALL_SPAN_PREFIX,
+    CPU_CATS,
+    CPU_SPAN_NAMES,
+    FORWARD_SPAN,
+    GPU_WORK_CATS,
+    LAUNCH_CATS,
+    REGION_PREFIX,
+    STEP_PREFIX,
+    is_cpu_span,
+    is_graph_span,
+)
+from reportgen.formats.module_index import (
+    kernel_source,
+    module_index,
+    read_module,
+)
+from reportgen.formats.stream import (
+    paused_gc,
+    read_trace,
+)
+from reportgen.formats.trace import (
+    RERUN_HINT,
+    DeviceProperties,
+    Event,
+    Trace,
+    TraceEvent,
+    compact_event,
+    device_time_by_name,
+    header_fields,
+    load_trace,
+    number,
+)
+from reportgen.formats.wrapper import (
+    embedded_source,
+    kernel_module_name,
+    kernel_num_gb,
+    parse_wrapper,
+)
+
+__all__ = [
+    "BACKWARD_SPAN",
+    "CALL_SPAN_PREFIX",
+    "CPU_CATS",
+    "CPU_SPAN_NAMES",
+    "FORWARD_SPAN",
+    "GPU_WORK_CATS",
+    "LAUNCH_CATS",
+    "REGION_PREFIX",
+    "RERUN_HINT",
+    "STEP_PREFIX",
+    "DeviceProperties",
+    "Event",
+    "Trace",
+    "TraceEvent",
+    "compact_event",
+    "device_time_by_name",
+    "embedded_source",
+    "header_fields",
+    "is_cpu_span",
+    "is_graph_span",
+    "kernel_module_name",
+    "kernel_num_gb",
+    "kernel_source",
+    "load_trace",
+    "module_index",
+    "number",
+    "parse_wrapper",
+    "paused_gc",
+    "read_module",
+    "read_trace",
+]

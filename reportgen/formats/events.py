@@ -1,0 +1,53 @@
+"""The profiler's chrome-trace vocabulary: event categories and the span names PyTorch writes around work."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BACKWARD_SPAN",
+    "CALL_SPAN_PREFIX",
+    "CPU_CATS",
+    "CPU_SPAN_NAMES",
+    "FORWARD_SPAN",
+    "GPU_WORK_CATS",
+    "LAUNCH_CATS",
+    "REGION_PREFIX",
+    "STEP_PREFIX",
+    "is_cpu_span",
+    "is_graph_span",
+]
+
+GPU_WORK_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+"""Categories of device work: what busy % and the kernel table count."""
+LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
+"""Categories of the host calls that launch device work."""
+CPU_CATS = frozenset({"cpu_op", "user_annotation"})
+"""Categories of host-side spans and ops."""
+STEP_PREFIX = "ProfilerStep#"
+"""`prof.step()` marks each profiled step with a span `ProfilerStep#N`."""
+REGION_PREFIX = "Torch-Compiled Region"
+"""Dynamo's span around a compiled region, e.g. `Torch-Compiled Region: 0/0`."""
+FORWARD_SPAN = "CompiledFunction"
+BACKWARD_SPAN = "CompiledFunctionBackward"
+CPU_SPAN_NAMES = frozenset({FORWARD_SPAN, BACKWARD_SPAN})
+"""AOTAutograd's spans around a compiled forward / backward graph."""
+CALL_SPAN_PREFIX = "## Call CompiledFxGraph "
+"""Inductor's span around one call of a compiled graph: `## Call CompiledFxGraph <key> ##`."""
+
+
+def is_cpu_span(name: str, cat: str) -> bool:
+    """Whether a CPU event is a span around work (step, compiled region, annotation) rather than work."""
+    return (
+        cat == "user_annotation"
+        or name.startswith((STEP_PREFIX, REGION_PREFIX))
+        or name in CPU_SPAN_NAMES
+        or (len(name) >= 4 and name.startswith("##") and name.endswith("##"))
+    )
+
+
+def is_graph_span(name: str) -> bool:
+    """Whether a CPU event name is a compiled graph's span: a call span, an AOT span or a compiled region."""
+    return (
+        (name.startswith(CALL_SPAN_PREFIX) and name.endswith("##"))
+        or name in CPU_SPAN_NAMES
+        or name.startswith(REGION_PREFIX)
+    )

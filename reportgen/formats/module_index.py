@@ -1,0 +1,63 @@
+"""Index a bundle's compiled modules: parse every wrapper, match each kernel to its copied kernel module."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleFile, ModuleIndex
+from reportgen.formats.wrapper import embedded_source, kernel_num_gb, parse_wrapper
+
+__all__ = ["kernel_source", "module_index", "read_module"]
+
+logger = logging.getLogger(__name__)
+
+
+def read_module(bundle_dir: Path, path: str) -> str | None:
+    """The text of a compiled module of the bundle; None (with a warning) when it cannot be read."""
+    try:
+        return (bundle_dir / path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        logger.warning("cannot read compiled module %s: %s", bundle_dir / path, exc)
+        return None
+
+
+def kernel_source(bundle_dir: Path, kernel: IndexedKernel, wrapper_source: str) -> str | None:
+    """A kernel's source: its copied kernel module, else the source embedded in its wrapper."""
+    if kernel.module_path is not None:
+        return read_module(bundle_dir, kernel.module_path)
+    return embedded_source(wrapper_source, kernel.source)
+
+
+def _num_gb(bundle_dir: Path, source: KernelSource, module_path: str | None, wrapper_source: str) -> float | None:
+    if source.backend != "triton":
+        return None
+    text = read_module(bundle_dir, module_path) if module_path else embedded_source(wrapper_source, source)
+    return kernel_num_gb(text) if text else None
+
+
+def module_index(bundle_dir: Path, modules: Sequence[ModuleFile]) -> ModuleIndex:
+    """Parse the bundle's wrappers and match each kernel to its copied kernel module.
+
+    Kernel modules are matched by the basename of the wrapper's `# kernel path:` comment. An
+    unreadable wrapper is left out (with a warning); the graphs after it keep their indices.
+
+    :param bundle_dir: the bundle directory
+    :param modules: `Manifest.modules`
+    """
+    wrappers = sorted((m for m in modules if m.kind == "wrapper"), key=lambda m: m.order)
+    kernel_files = {PurePosixPath(m.path).name: m.path for m in modules if m.kind == "kernel"}
+    graphs: list[GraphModule] = []
+    kernels: list[IndexedKernel] = []
+    for graph, wrapper in enumerate(wrappers):
+        source = read_module(bundle_dir, wrapper.path)
+        if source is None:
+            continue
+        info = parse_wrapper(source)
+        graphs.append(GraphModule(graph=graph, wrapper_path=wrapper.path, info=info))
+        for kernel in info.kernels:
+            module_path = kernel_files.get(kernel.kernel_path) if kernel.kernel_path else None
+            num_gb = _num_gb(bundle_dir, kernel, module_path, source)
+            kernels.append(IndexedKernel(graph=graph, source=kernel, module_path=module_path, num_gb=num_gb))
+    return ModuleIndex(graphs=graphs, kernels=kernels)

@@ -1,0 +1,55 @@
+"""How the pipeline tells a console what it does: a small protocol, so that neither imports the other."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from reportgen.bundle import Manifest, RunStatus
+
+__all__ = ["Progress", "RunOutcome", "SilentProgress"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run's bundle, its manifest, and a note if analysis failed."""
+
+    bundle: Path
+    manifest: Manifest
+    analysis_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run succeeded and was analysed."""
+        return self.manifest.status is RunStatus.ok and self.analysis_error is None
+
+
+class Progress(Protocol):
+    """What the pipeline reports while it works (`reportgen.console`: plain lines or a live display)."""
+
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None: ...
+    def run_finished(self, outcome: RunOutcome) -> None: ...
+    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
+    def build_stage(self, stage: str) -> None: ...
+    def site_built(self, html_dir: Path) -> None: ...
+
+
+class SilentProgress:
+    """Reports nothing: the pipeline used as a library."""
+
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
+        """Nothing."""
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """Nothing."""
+
+    def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:
+        """Nothing."""
+
+    def build_stage(self, stage: str) -> None:
+        """Nothing."""
+
+    def site_built(self, html_dir: Path) -> None:
+        """Nothing."""
