@@ -25,6 +25,7 @@ from reportgen.analyze.findings import (
     low_bandwidth,
     recompiles,
 )
+from reportgen.analyze.peak import peak_bandwidth
 from reportgen.bundle import (
     Analysis,
     Capture,
@@ -150,7 +151,9 @@ def _analysis(graphs: list[GraphAnalysis] | None = None, kernels: list[Kernel] |
 def _inputs(
     manifest: Manifest | None = None, capture: Capture | None = None, analysis: Analysis | None = None
 ) -> FindingInputs:
-    return FindingInputs(manifest or _manifest(), capture or Capture(), analysis or _analysis())
+    manifest, capture, analysis = manifest or _manifest(), capture or Capture(), analysis or _analysis()
+    peak = peak_bandwidth(manifest.environment, capture)  # as `analyze` stores it before the rules run
+    return FindingInputs(manifest, capture, analysis.model_copy(update={"peak": peak}))
 
 
 def _diagnostics(**fields: Any) -> Capture:

@@ -103,5 +103,5 @@ def test_compile_diagnostics_when_quiet_or_missing() -> None:
     assert text.endswith("CUDA graphs: off (not requested).")
     only_trace = regions_section(RegionEvidence(compiled_regions=1, nested_regions=0), None)
     assert only_trace.splitlines()[0] == "## Compile diagnostics"
-    assert "- `CompiledFunction` blocks per profiled step\\: –" in only_trace
+    assert "- `CompiledFunction` blocks per profiled step\\: —" in only_trace
     assert "### CUDA graphs" not in only_trace

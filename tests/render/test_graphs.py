@@ -8,6 +8,7 @@ from reportgen.bundle import (
     KernelBenchmark,
     KernelTable,
     Manifest,
+    PeakBandwidth,
     RunStatus,
     StepAnalysis,
 )
@@ -93,7 +94,8 @@ def test_graph_kernels_lists_fused_aten_ops() -> None:
 
 def test_kernel_benchmarks_report_bandwidth_against_peak() -> None:
     bench = KernelBenchmark(graph=0, name="triton_red_fused_sum_3", module="modules/kernels/x.py", ms=0.5, num_gb=1.0)
-    text = kernel_benchmarks_section([bench], None, Capture(copy_bandwidth_gbps=4000.0), None, figure)
+    peak = PeakBandwidth(gbps=4000.0, source="measured")
+    text = kernel_benchmarks_section([bench], peak, Capture(copy_bandwidth_gbps=4000.0), None, figure)
     assert "* - `triton_red_fused_sum_3`\n  - 0\n  - 0.5000\n  - 1.0000\n  - 2000\n  - 50" in text
     assert "a measured device-to-device copy, 4000 GB/s" in text
     assert kernel_benchmarks_section([], None, Capture(), None, figure) == ""

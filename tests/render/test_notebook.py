@@ -11,7 +11,8 @@ import nbformat
 import pytest
 
 from reportgen.bundle import Manifest, load_bundle, read_manifest, read_recipe_text
-from reportgen.render.notebook import Headline, comparison_table, find_local_modules, reproducer_notebook
+from reportgen.recipe import find_local_modules
+from reportgen.render.notebook import Headline, comparison_table, reproducer_notebook
 
 MakeBundle = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def test_find_local_modules_next_to_a_relative_recipe_path(tmp_path: Path, make_
     manifest = _python_manifest(
         read_manifest(make_bundle(tmp_path, "mlp")), "pkg.models:TinyMLP", "recipes/recipe.yaml"
     )
-    modules = find_local_modules(manifest, base_dir=tmp_path)
+    modules = find_local_modules(manifest.recipe, manifest.recipe_path, base_dir=tmp_path)
     assert modules.recipe_dir == tmp_path / "recipes"
     assert [(m.path, m.source) for m in modules.found] == [("pkg/models.py", "class TinyMLP: ...\n")]
     assert modules.missing == ()

@@ -9,9 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.bundle import MANIFEST_FILE, ModuleFile, read_manifest
-from reportgen.formats.module_index import GraphModule, IndexedKernel, ModuleIndex, module_index
-from reportgen.formats.wrapper import parse_wrapper
+from reportgen.bundle import (
+    MANIFEST_FILE,
+    GraphModule,
+    IndexedKernel,
+    ModuleFile,
+    ModuleIndex,
+    read_analysis,
+    read_manifest,
+    write_analysis,
+)
+from reportgen.formats import module_index, parse_wrapper
 from reportgen.pipeline import build as build_site
 from reportgen.render.sources import (
     SourcePages,
@@ -68,14 +76,17 @@ def _graph(graph: int, source: str) -> GraphModule:
 
 def _index(with_modules: bool = True) -> ModuleIndex:
     graphs = (_graph(0, FORWARD), _graph(1, BACKWARD))
-    kernels = {
-        (g.graph, k.name): IndexedKernel(
-            g.graph, k, f"modules/kernels/{k.kernel_path}" if with_modules and k.kernel_path else None
+    kernels = [
+        IndexedKernel(
+            graph=g.graph,
+            source=k,
+            module_path=f"modules/kernels/{k.kernel_path}" if with_modules and k.kernel_path else None,
+            num_gb=0.0125 if with_modules and k.kernel_path else None,
         )
         for g in graphs
         for k in g.info.kernels
-    }
-    return ModuleIndex(graphs=graphs, kernels=kernels)
+    ]
+    return ModuleIndex(graphs=list(graphs), kernels=kernels)
 
 
 def _picked(kernels: list[IndexedKernel]) -> list[tuple[int, str]]:
@@ -173,6 +184,11 @@ def _add_modules(bundle_dir: Path, files: dict[str, str], kinds: dict[str, str])
         modules.append(ModuleFile(path=rel, kind=kinds[rel], order=order, size_bytes=len(text)))  # type: ignore[arg-type]
     manifest = read_manifest(bundle_dir).model_copy(update={"modules": modules})
     (bundle_dir / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2))
+    analysis = read_analysis(bundle_dir)
+    assert analysis is not None
+    write_analysis(
+        bundle_dir, analysis.model_copy(update={"sources": module_index(bundle_dir, modules)})
+    )  # as analyze does
 
 
 def test_sphinx_build(tmp_path: Path, make_bundle) -> None:  # type: ignore[no-untyped-def]

@@ -29,4 +29,4 @@ def test_compile_column_marks_a_warm_cache(tmp_path: Path, make_bundle: MakeBund
     assert _compile(manifest.model_copy(update={"inductor_cache": "kept-empty"})) == f"{cold:.1f}"
     assert _compile(manifest.model_copy(update={"inductor_cache": "kept-warm"})) == f"{cold:.1f} (warm cache)"
     no_time = manifest.model_copy(update={"metrics": manifest.metrics.model_copy(update={"compile_time_s": None})})
-    assert _compile(no_time) == "–"
+    assert _compile(no_time) == "—"
