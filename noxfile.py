@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
-TORCH_CPU = "torch==2.13.0"  # the CPU build on this kind of machine's local disk
+PINS = runpy.run_path(str(Path(__file__).parent / "reportgen" / "pins.py"))  # declared once, also read by the CLI
+TORCH_CPU = PINS["TORCH_CPU"]
 DEFAULT_RECIPES = ["recipes/quickstart.yaml"]
 
 
@@ -59,6 +63,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff."""
-    session.install("ruff>=0.6")
+    """ruff, mypy (strict on reportgen/, pydantic plugin) and the import-linter contracts in pyproject.toml."""
+    _install(session, "lint")
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", "reportgen")
+    session.run("mypy")
+    session.run("lint-imports")

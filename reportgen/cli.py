@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen import __version__
 from reportgen.console import LiveProgress, PrintProgress
 from reportgen.errors import ReportgenError
+from reportgen.pins import model_requirements
+
+if typing.TYPE_CHECKING:
+    from reportgen.run import RunOptions
 
 __all__ = ["main"]
 
@@ -44,15 +50,6 @@ def _parser() -> argparse.ArgumentParser:
     for p in (run, rep):
         p.add_argument("recipes", nargs="+", type=Path, help="recipe YAML files")
         p.add_argument("-o", "--results", type=Path, default=Path("results"), help="bundle directory")
-        p.add_argument("--timeout", type=float, default=None, help="seconds per run (overrides recipes)")
-        p.add_argument(
-            "--inductor-cache",
-            type=Path,
-            default=None,
-            metavar="DIR",
-            help="keep Inductor's caches in DIR/<bundle> between runs (warm compiles, autotuning once); "
-            "default: a fresh cache per run",
-        )
         p.add_argument(
             "--variant",
             action="append",
@@ -68,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     rpr = sub.add_parser("reproduce", help="re-run a bundle's recipe (and variant); print old vs new numbers")
     rpr.add_argument("bundle", type=Path, help="bundle directory (results/<name>)")
     rpr.add_argument("-o", "--results", type=Path, default=Path("results-repro"), help="where the new bundle goes")
-    rpr.add_argument("--timeout", type=float, default=None, help="seconds for the run (overrides the recipe)")
+    for p in (run, rep, rpr):
+        _add_run_options(p)
     srv = sub.add_parser("serve", help="serve the built HTML site on 127.0.0.1 (Ctrl-C stops)")
     srv.add_argument(
         "site",
@@ -85,16 +83,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per `RunOptions` field that declares one (its metadata: flag, help, metavar)."""
+    from reportgen.run import RunOptions
+
+    hints = typing.get_type_hints(RunOptions)
+    for option in dataclasses.fields(RunOptions):
+        if "flag" not in option.metadata:
+            continue
+        kind = next(t for t in typing.get_args(hints[option.name]) or (hints[option.name],) if t is not type(None))
+        parser.add_argument(
+            option.metadata["flag"],
+            dest=option.name,
+            type=kind,
+            default=option.default,
+            metavar=option.metadata.get("metavar"),
+            help=option.metadata["help"],
+        )
+
+
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    """The `RunOptions` the command line asked for."""
+    from reportgen.run import RunOptions
+
+    return RunOptions(**{f.name: getattr(args, f.name) for f in dataclasses.fields(RunOptions) if "flag" in f.metadata})
+
+
 def _requirements(paths: Sequence[Path]) -> list[str]:
     from reportgen.recipe import load_recipes
 
-    sources = {r.model.source for r in load_recipes(paths)}
-    reqs: list[str] = []
-    if sources & {"timm", "torchvision"}:
-        reqs += ["torch==2.14.1", "torchvision==0.29.1"]
-    if "timm" in sources:
-        reqs.append("timm>=0.9")
-    return reqs
+    return model_requirements({r.model.source for r in load_recipes(paths)})
 
 
 def _progress(results_dir: Path | None) -> LiveProgress | PrintProgress:
@@ -116,7 +134,6 @@ def _serve(site: Path, port: int) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     from reportgen import pipeline
-    from reportgen.run import RunOptions
 
     if args.command == "validate":
         from reportgen.recipe import load_recipes
@@ -133,7 +150,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "serve":
         return _serve(args.site, args.port)
-    options = RunOptions(timeout_s=args.timeout, inductor_cache=getattr(args, "inductor_cache", None))
+    options = _run_options(args)
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce
 

@@ -72,7 +72,6 @@ def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: N
     return recipe_path
 
 
-
 def reproduce(
     bundle_dir: Path, results_dir: Path, options: RunOptions | None = None, notify: Notify = print
 ) -> Reproduction:

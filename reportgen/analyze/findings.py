@@ -315,20 +315,12 @@ RULES: tuple[Rule, ...] = (
 # --- helpers -------------------------------------------------------------------------------------------
 
 
-def _busy_percent(graph: GraphAnalysis) -> tuple[float | None, str]:
-    """The busy % inside the model's own steps (union) when known: launch overhead shows there; the
-    graph benchmarked alone (-p) runs its calls back to back and hides the Python between them."""
-    if graph.busy_union_percent is not None:
-        return graph.busy_union_percent, "union"
-    return graph.busy_seed_percent, "-p"
-
-
 def _launches(graph: GraphAnalysis) -> int:
     return sum(k.count for k in graph.kernels)
 
 
 def _is_launch_bound(graph: GraphAnalysis) -> bool:
-    busy, _ = _busy_percent(graph)
+    busy, _ = graph.in_step_busy
     launches = _launches(graph)
     if busy is None or busy >= LAUNCH_BOUND_BUSY_PERCENT or not launches or not graph.calls:
         return False
@@ -337,7 +329,7 @@ def _is_launch_bound(graph: GraphAnalysis) -> bool:
 
 
 def _launch_evidence(graph: GraphAnalysis) -> str:
-    busy, which = _busy_percent(graph)
+    busy, which = graph.in_step_busy
     launches = _launches(graph)
     other = f"; -p {graph.busy_seed_percent:.1f} %" if which == "union" and graph.busy_seed_percent is not None else ""
     return (

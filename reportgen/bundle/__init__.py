@@ -9,6 +9,7 @@ from __future__ import annotations
 from reportgen.bundle.analysis import (
     ANALYSIS_REVISION,
     Analysis,
+    BusySource,
     Finding,
     GraphAnalysis,
     GraphKernel,
@@ -119,6 +120,7 @@ __all__ = [
     "AutotuneOp",
     "Bundle",
     "BundleModel",
+    "BusySource",
     "Capture",
     "Category",
     "CompileDiagnostics",

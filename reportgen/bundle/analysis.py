@@ -12,6 +12,7 @@ from reportgen.bundle.sources import ModuleIndex
 __all__ = [
     "ANALYSIS_REVISION",
     "Analysis",
+    "BusySource",
     "Finding",
     "GraphAnalysis",
     "GraphKernel",
@@ -46,6 +47,10 @@ class KernelTable(BundleModel):
     profiled_steps: int
     total_us: float
     kernels: list[Kernel]
+
+
+BusySource = Literal["-p", "union"]
+"""Which definition a busy % follows: `wrapper.py -p`'s, or the union of kernel intervals."""
 
 
 class GraphKernel(BundleModel):
@@ -110,6 +115,23 @@ class GraphAnalysis(BundleModel):
     unprofiled_rounds_ms: list[float] = Field(
         default_factory=list, description="Every round of that timing (the fastest is `unprofiled_wall_ms`)."
     )
+
+    @property
+    def headline_busy(self) -> tuple[float | None, BusySource]:
+        """The busy % pages lead with: PyTorch's own `wrapper.py -p` definition where it was measured (GPU
+        runs), else the union of kernel intervals in the calls."""
+        if self.busy_seed_percent is not None:
+            return self.busy_seed_percent, "-p"
+        return self.busy_union_percent, "union"
+
+    @property
+    def in_step_busy(self) -> tuple[float | None, BusySource]:
+        """The busy % inside the model's own steps (union) when known, else `-p`: what launch-boundness is
+        judged on, since the graph run alone (-p) runs its calls back to back and hides the Python between."""
+        if self.busy_union_percent is not None:
+            return self.busy_union_percent, "union"
+        return self.busy_seed_percent, "-p"
+
     categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
     kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,7 +15,7 @@ __all__ = [
     "RunStatus",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 NOT_MEASURED = "—"
 """How every page, table and console line shows a number the run did not measure."""

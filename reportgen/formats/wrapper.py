@@ -124,7 +124,7 @@ def _kind(graph_inputs: list[str] | None, aot_id: str | None) -> WrapperKind:
         return "forward" if any(n.startswith("primals_") for n in graph_inputs) else "inference"
     for kind in ("backward", "forward"):
         if aot_id is not None and aot_id.endswith(kind):
-            return kind  # type: ignore[return-value]
+            return kind
     return "inference"
 
 

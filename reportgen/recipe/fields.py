@@ -66,9 +66,12 @@ def _step(annotation: object, part: str | int) -> object | None:
         origin = get_origin(member)
         model = model_class(member)
         if isinstance(part, str) and model is not None and part in model.model_fields:
-            return model.model_fields[part].annotation
+            annotation_: object | None = model.model_fields[part].annotation
+            return annotation_
         if isinstance(part, int) and origin is list:
-            return get_args(member)[0]
+            item: object = get_args(member)[0]
+            return item
         if isinstance(part, str) and origin is dict:
-            return get_args(member)[1]
+            value: object = get_args(member)[1]
+            return value
     return None

@@ -7,7 +7,7 @@ the docs table and validation all derive from these classes.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,7 +27,7 @@ __all__ = [
     "Variant",
 ]
 
-RECIPE_FORMAT = 1
+RECIPE_FORMAT: Final = 1
 
 AMP = Literal["none", "fp16", "bf16"]
 DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]

@@ -85,15 +85,16 @@ class _RecipeLoader(yaml.SafeLoader):
         super().__init__(stream)
         self.depth = 0
 
-    def compose_node(self, parent: Node | None, index: object) -> Node | None:
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise _RefusedError(
                 f"YAML alias '*{event.anchor}' is not allowed in recipes; write the value out",
                 event.start_mark,
             )
         if self.depth >= MAX_DEPTH:
-            raise _RefusedError(f"values nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise _RefusedError(f"values nested deeper than {MAX_DEPTH} levels", mark)
         self.depth += 1
         try:
             return super().compose_node(parent, index)
@@ -253,6 +254,7 @@ class _ValueBuilder:
             if node.tag != _TAG + "seq":
                 raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain list", node)
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)
         return self.build_scalar(node)
 
     def build_mapping(self, node: MappingNode, path: ValuePath) -> dict[str, object]:

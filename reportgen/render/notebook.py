@@ -17,7 +17,7 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tabulate import tabulate
 
-from reportgen.bundle import Manifest
+from reportgen.bundle import RECIPE_FILE, Manifest
 from reportgen.recipe import LocalModules, find_local_modules
 from reportgen.render.markup import MISSING
 
@@ -136,7 +136,7 @@ from pathlib import Path
 from reportgen.pipeline import run_recipe_file
 
 VARIANT = {variant!r}  # the recipe variant the original run compiled (None = the recipe as written)
-outcome = run_recipe_file(Path("recipe.yaml"), Path("results"), VARIANT)
+outcome = run_recipe_file(Path({RECIPE_FILE!r}), Path("results"), VARIANT)
 reproduced = outcome.manifest
 print(f"{{reproduced.name}}: {{reproduced.status.value}} in {{reproduced.wall_time_s:.1f}} s -> {{outcome.bundle}}")
 if reproduced.error:
@@ -160,7 +160,7 @@ def reproducer_notebook(manifest: Manifest, recipe_yaml: str, base_dir: Path | N
     original = Headline.from_manifest(manifest)
     cells = [
         new_markdown_cell(_intro(manifest, original)),
-        new_code_cell(f"%%writefile recipe.yaml\n{recipe_yaml.rstrip()}"),
+        new_code_cell(f"%%writefile {RECIPE_FILE}\n{recipe_yaml.rstrip()}"),
         *_module_cells(manifest, find_local_modules(manifest.recipe, manifest.recipe_path, base_dir)),
         new_markdown_cell("Run the recipe (a few warm-up steps, then timed eager and compiled steps):"),
         new_code_cell(_run_cell(manifest.variant)),
@@ -169,7 +169,7 @@ def reproducer_notebook(manifest: Manifest, recipe_yaml: str, base_dir: Path | N
     ]
     for number, cell in enumerate(cells):
         cell["id"] = f"cell-{number}"  # stable ids: the same bundle gives the same notebook
-    notebook = new_notebook(
+    notebook: NotebookNode = new_notebook(
         cells=cells,
         metadata={
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},

@@ -299,12 +299,14 @@ def _date(timestamp: str) -> str:
 
 
 def _busy(analysis: Analysis | None) -> str:
-    """Busy (union) % of the forward, backward and inference graphs, e.g. `fwd 36, bwd 34`."""
+    """Headline busy % (`GraphAnalysis.headline_busy`) of the forward, backward and inference graphs, e.g.
+    `fwd 36, bwd 34`."""
     by_kind: dict[str, list[str]] = {}
     for graph in analysis.graphs if analysis else []:
         short = _GRAPH_KINDS.get(graph.kind)
-        if short is not None and graph.busy_union_percent is not None:
-            by_kind.setdefault(short, []).append(f"{graph.busy_union_percent:.0f}")
+        busy, _ = graph.headline_busy
+        if short is not None and busy is not None:
+            by_kind.setdefault(short, []).append(f"{busy:.0f}")
     # No-break spaces: a narrow cell wraps between graph kinds, not inside one.
     return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
 

@@ -26,7 +26,7 @@ def _busy(analysis: Analysis | None) -> str:
         return MISSING
     parts = []
     for graph in analysis.graphs:
-        busy = graph.busy_seed_percent if graph.busy_seed_percent is not None else graph.busy_union_percent
+        busy, _ = graph.headline_busy
         if graph.graph is not None and busy is not None:
             parts.append(f"{_SHORT_KINDS.get(graph.kind, graph.kind)} {busy:.0f}")
     return ", ".join(parts) or MISSING

@@ -108,7 +108,7 @@ def kernel_benchmark(module: ModuleType) -> Callable[[], float] | None:
     try:
         from torch._inductor.runtime.benchmarking import benchmarker
     except ImportError:
-        benchmarker = None
+        benchmarker = None  # type: ignore[assignment]
     if benchmarker is not None and hasattr(benchmarker, "benchmark_gpu"):
         return lambda: float(benchmarker.benchmark_gpu(run, rep=40))
     if benchmarker is not None:

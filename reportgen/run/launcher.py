@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -46,19 +46,29 @@ _OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
 
 
+def _flag(flag: str, help: str, metavar: str | None = None) -> dict[str, object]:
+    """Field metadata that makes a `RunOptions` field a command-line flag of `reportgen run|report|reproduce`."""
+    return {"flag": flag, "help": help, "metavar": metavar}
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """Knobs of the parent.
+    """Knobs of the parent. Fields with a `flag` in their metadata are the CLI's flags (`reportgen.cli`):
+    adding an option is adding a field here."""
 
-    :param timeout_s: overrides the recipe's timeout
-    :param python: the interpreter that runs the child
-    :param inductor_cache: a persistent Inductor cache root kept between runs (each bundle uses
-        `<root>/<bundle name>`: warm compiles, autotuning done once); None = a fresh cache per run
-    """
-
-    timeout_s: float | None = None
-    python: str = sys.executable
-    inductor_cache: Path | None = None
+    timeout_s: float | None = field(
+        default=None, metadata=_flag("--timeout", "seconds per run (overrides the recipe's timeout_s)", "SECONDS")
+    )
+    python: str = field(default=sys.executable, metadata={"help": "the interpreter that runs the child"})
+    inductor_cache: Path | None = field(
+        default=None,
+        metadata=_flag(
+            "--inductor-cache",
+            "keep Inductor's caches in DIR/<bundle> between runs (warm compiles, autotuning once); "
+            "default: a fresh cache per run",
+            "DIR",
+        ),
+    )
 
 
 def _now() -> str:

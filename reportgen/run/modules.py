@@ -10,6 +10,7 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from reportgen.bundle import ModuleFile, module_dir
 
@@ -43,7 +44,8 @@ def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
     kernels = sorted((by_name[p.name] for p in named if p.name in by_name), key=lambda p: p.name)
     kernels = list(dict.fromkeys(kernels))
     found: list[ModuleFile] = []
-    for kind, group in (("wrapper", wrappers), ("kernel", kernels)):
+    groups: tuple[tuple[Literal["wrapper", "kernel"], list[Path]], ...] = (("wrapper", wrappers), ("kernel", kernels))
+    for kind, group in groups:
         dest_dir = bundle_dir / module_dir(kind)
         dest_dir.mkdir(parents=True, exist_ok=True)
         for order, src in enumerate(group):

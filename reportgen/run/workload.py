@@ -134,6 +134,6 @@ def build_workload(recipe: Recipe, recipe_dir: str, device: str) -> Workload:
         model.train(recipe.task == "train")
     elif not callable(model):
         raise RuntimeError(f"{recipe.model.ref} returned {type(model).__name__}; expected an nn.Module or callable")
-    batches = recipe.inputs.batch_cycle or [recipe.inputs.batch_size]
+    batches: list[int | None] = [*recipe.inputs.batch_cycle] or [recipe.inputs.batch_size]
     input_sets = tuple(_build_inputs(recipe, recipe_dir, device, batch) for batch in batches)
     return Workload(device, recipe, model, input_sets)

@@ -1,0 +1,98 @@
+"""The layout rules that `nox -s lint`'s import-linter contracts do not cover (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "reportgen"
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "template" not in p.parts)
+# The names of files inside a bundle: declared in reportgen/bundle/layout.py, nowhere else.
+BUNDLE_FILE_LITERAL = re.compile(
+    r"""["'](manifest\.json|analysis\.json|capture\.json|run\.log|trace\.json\.gz|recipe\.yaml|analysis-error\.txt)["']"""
+)
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _cross_package_reaches(path: Path) -> list[str]:
+    importer = _package(_module(path))
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("reportgen."):
+            target = node.module
+            if _package(target) != importer and target != _package(target):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {target} import ...")
+    return found
+
+
+def test_cross_package_imports_go_through_the_package_face() -> None:
+    reaches = [reach for path in SOURCES for reach in _cross_package_reaches(path)]
+    assert reaches == []
+
+
+def test_the_face_rule_catches_a_reach_into_a_submodule(tmp_path: Path) -> None:
+    fake = PACKAGE / "render" / "_probe_for_test.py"
+    text = "from reportgen.bundle.store import Bundle\nfrom reportgen.bundle import Manifest\n"
+    path = tmp_path / "probe.py"
+    path.write_text(text)
+    # judged as if it lived in reportgen/render/
+    importer = _package(_module(fake))
+    tree = ast.parse(text)
+    reaches = [
+        n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module != _package(n.module or "")
+    ]
+    assert importer == "reportgen.render" and reaches == ["reportgen.bundle.store"]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_module_size(path: Path) -> None:
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_MODULE_LINES
+
+
+def test_function_size() -> None:
+    long = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
+    assert long == []
+
+
+def test_bundle_file_names_are_declared_once() -> None:
+    layout = PACKAGE / "bundle" / "layout.py"
+    outside = [
+        f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}"
+        for path in SOURCES
+        if path != layout
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if BUNDLE_FILE_LITERAL.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert outside == []
+    assert BUNDLE_FILE_LITERAL.search('LOG = "run.log"')
+
+
+def test_category_vocabulary_is_declared_once() -> None:
+    """Names, order and colours live in bundle/categories.py; analysis rules only refer to the names."""
+    declaring = [
+        p.relative_to(ROOT).as_posix()
+        for p in SOURCES
+        if re.search(
+            r"^(CATEGORY_ORDER|CATEGORY_COLORS|SEED_BUCKETS|CATEGORIES)\b.*=", p.read_text(encoding="utf-8"), re.M
+        )
+    ]
+    assert declaring == ["reportgen/bundle/categories.py"]
