@@ -333,8 +333,9 @@ def _index_table(bundles: Sequence[Bundle]) -> str:
     header = ["Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status"]
     table = list_table(header, [_index_row(b) for b in bundles])
     note = (
-        "Busy: the union of each compiled graph's kernel intervals over its calls' wall span, "
-        "per graph (fwd, bwd, infer); compile: first-call compile time."
+        "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
+        "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
+        "compile: first-call compile time."
     )
     return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 

@@ -106,7 +106,7 @@ def test_index_page_empty() -> None:
 def test_index_page_busy_date_and_chart(tmp_path: Path) -> None:
     bundle = load_bundle(GPU_BUNDLE)
     page = index_page([bundle], speedup_chart="speedups.png")
-    assert "  - 2026-11-22\n  - 0.94×\n  - infer\u00a043\n  - 3.5 s\n  - ok\n" in page
+    assert "  - 2026-11-22\n  - 0.94×\n  - infer\u00a075\n  - 3.5 s\n  - ok\n" in page
     assert "```{figure} speedups.png\n:alt: Speedup of torch.compile per run\n" in page
 
 
