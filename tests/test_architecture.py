@@ -96,3 +96,41 @@ def test_category_vocabulary_is_declared_once() -> None:
         )
     ]
     assert declaring == ["reportgen/bundle/categories.py"]
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """reportgen modules imported when `path` is imported (not under TYPE_CHECKING, not inside functions)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("reportgen"):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)  # `from pkg import submodule`
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("reportgen"))
+    return found
+
+
+def test_no_import_cycle() -> None:
+    modules = {_module(p): p for p in SOURCES}
+    graph = {
+        name: sorted(m for m in _top_level_imports(path) if m in modules and m != name)
+        for name, path in modules.items()
+    }
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    # A package's __init__ importing its own submodules is the face, not a cycle, unless a submodule imports
+    # the face back.
+    assert cycles == []
