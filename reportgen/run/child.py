@@ -15,10 +15,14 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from reportgen.bundle import CAPTURE_FILE, TRACE_FILE, Capture, GraphBenchmark, ModuleFile
+from reportgen.bundle import CAPTURE_FILE, TRACE_FILE, Capture, GraphBenchmark, ModuleFile, StepTimes
+from reportgen.recipe import Recipe
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
+
+if TYPE_CHECKING:
+    from reportgen.run.workload import Workload
 
 __all__ = ["main"]
 
@@ -53,9 +57,7 @@ def _log(message: str) -> None:
 def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     import torch
 
-    from reportgen.run import inductor, measure
     from reportgen.run.diagnostics import DiagnosticsRecorder
-    from reportgen.run.modules import copy_modules
     from reportgen.run.probe import probe_environment
     from reportgen.run.workload import build_workload, resolve_device
 
@@ -65,11 +67,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     _log(f"device {device}, torch {torch.__version__}")
     work = build_workload(recipe, spec.recipe_dir, device)
     progress.update(stage="model")
-    _log("eager warm-up")
-    progress.metrics(eager_first_call_s=measure.time_call(work, work.model))
-    for _ in range(max(recipe.profile.warmup - 1, 0)):
-        measure.time_call(work, work.model)
-    progress.update(stage="eager")
+    _warm_up_eager(work, recipe, progress)
     opts = recipe.compile
     compiled = torch.compile(
         work.model,
@@ -79,11 +77,49 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         dynamic=opts.dynamic,
     )
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
+    _warm_up_compiled(work, compiled, recipe, out_dir, progress)
+    eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
+    # Stop recording before the graph benchmarks: its logging hooks would add CPU time to every call.
+    diagnostics = recorder.finish()
+    capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
+    capture = capture.model_copy(update={"diagnostics": diagnostics})
+    capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
+    (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
+    progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
+    _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
+
+
+def _warm_up_eager(work: Workload, recipe: Recipe, progress: _Progress) -> None:
+    """The eager model's first call (timed) and the rest of its warm-up steps."""
+    from reportgen.run import measure
+
+    _log("eager warm-up")
+    progress.metrics(eager_first_call_s=measure.time_call(work, work.model))
+    for _ in range(max(recipe.profile.warmup - 1, 0)):
+        measure.time_call(work, work.model)
+    progress.update(stage="eager")
+
+
+def _warm_up_compiled(
+    work: Workload, compiled: Callable[..., object], recipe: Recipe, out_dir: Path, progress: _Progress
+) -> None:
+    """The compiled model's first call (the compile, timed) and warm-up steps; then its modules are copied."""
+    from reportgen.run import inductor, measure
+    from reportgen.run.modules import copy_modules
+
     _log("compiling (first call)")
     progress.metrics(compile_time_s=measure.time_call(work, compiled))
     for _ in range(max(recipe.profile.warmup - 1, 0)):
         measure.time_call(work, compiled)
     progress.update(stage="compile", modules=copy_modules(inductor.module_files(inductor.loaded_modules()), out_dir))
+
+
+def _time_steps(
+    work: Workload, compiled: Callable[..., object], recipe: Recipe, progress: _Progress
+) -> tuple[StepTimes, StepTimes]:
+    """Eager and compiled step times (interleaved) and peak memory of each; returns (eager, compiled)."""
+    from reportgen.run import measure
+
     _log(f"timing {recipe.profile.steps} eager and compiled steps, interleaved")
     eager_t, compiled_t = measure.time_interleaved(work, work.model, compiled, recipe.profile.steps)
     progress.metrics(
@@ -93,8 +129,15 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
         peak_memory_compiled_bytes=measure.peak_memory(work, compiled, cudagraphs=recipe.compile.uses_cudagraphs),
     )
     progress.update(stage="timing")
-    # Stop recording before the graph benchmarks: its logging hooks would add CPU time to every call.
-    diagnostics = recorder.finish()
+    return eager_t, compiled_t
+
+
+def _profile_and_capture(
+    work: Workload, compiled: Callable[..., object], recipe: Recipe, device: str, out_dir: Path, progress: _Progress
+) -> Capture:
+    """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them."""
+    from reportgen.run import measure
+
     captures = _Captures(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
     timed: list[GraphBenchmark] = []
     if recipe.compile.uses_cudagraphs:
@@ -108,11 +151,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
     _log("profiling compiled graphs; benchmarking hot kernels with Inductor's own harnesses")
-    capture = captures.finish(timed).model_copy(update={"diagnostics": diagnostics})
-    capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
-    (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
-    progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
-    _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
+    return captures.finish(timed)
 
 
 class _Captures:

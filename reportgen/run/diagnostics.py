@@ -2,7 +2,7 @@
 
 `DiagnosticsRecorder.start()` goes before the first compiled call, `.finish()` after the last one;
 everything is measured as a difference between the two, so earlier compiles do not leak in.
-Sources (torch 2.6 – 2.14; private access sits in small functions that fall back to "nothing found"):
+Sources (torch 2.6 – 2.14; private access sits in `diagnostics_sources`, falling back to "nothing found"):
 
 - graph breaks: records of the `graph_breaks` artifact loggers (`Graph break in user code at
   FILE:LINE` + `Reason:`/`Graph Break Reason:`); fallback `counters["graph_break"]` (no location);
@@ -22,7 +22,6 @@ only while recording, and stay silent on stderr unless the user enabled them wit
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import re
 from collections import Counter
@@ -32,21 +31,24 @@ from types import TracebackType
 from typing import Literal
 
 from reportgen.bundle import CompileDiagnostics, GraphBreak, Recompile
+from reportgen.run.diagnostics_sources import (
+    DEBUG_ARTIFACTS,
+    Counters,
+    LogSink,
+    artifact_loggers,
+    compilation_metrics,
+    compile_time_totals,
+    dynamo_counters,
+    enable_recompile_messages,
+    raise_compilation_metrics_limit,
+)
 
 __all__ = ["PHASES", "DiagnosticsRecorder", "compile_phases", "parse_graph_break", "parse_recompile"]
 
 PHASES = ("dynamo", "aot_autograd", "inductor", "kernel_compile", "autotune", "cudagraph_record")
 """Coarse compile phases, in pipeline order; `compile_phases` documents what each one sums."""
 
-_DEBUG_ARTIFACTS = ("graph_breaks", "recompiles", "recompiles_verbose")
-_CUDAGRAPH_ARTIFACTS = ("cudagraphs", "perf_hints")  # CUDA-graph skips: `cudagraphs` (2.11+), `perf_hints` (2.6)
-_ARTIFACTS = (*_DEBUG_ARTIFACTS, *_CUDAGRAPH_ARTIFACTS)
-_DYNAMO_MODULES = ("torch._dynamo.symbolic_convert", "torch._dynamo.convert_frame", "torch._dynamo.guards")
-_KNOWN_LOGGERS = [
-    f"torch._inductor.{m}.__{a}" for m in ("cudagraph_utils", "cudagraph_trees") for a in _CUDAGRAPH_ARTIFACTS
-]
 _CACHE_KEYS = ("fxgraph_cache_hit", "fxgraph_cache_miss", "autograd_cache_hit", "autograd_cache_miss")
-_METRICS_LIMIT = 4096
 _COMPILE_TUNING = ("benchmark_fused_nodes", "benchmark_codegened_module")
 
 _USER_LOC = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
@@ -59,7 +61,6 @@ _FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _NOT_A_FAILURE = re.compile(r"triggered by the following guard failure|^guard \d+ failures:$")
 _RECOMPILE = re.compile(r"Recompiling function (?P<name>\S+) in (?P<file>.+?):(?P<line>\d+)\s*\n(?P<body>.*)", re.S)
 
-Counters = dict[str, Counter[str]]
 CudagraphStatus = Literal["used", "skipped", "off"]
 
 
@@ -161,112 +162,6 @@ def _in_compile_s(metrics: Iterable[object]) -> dict[str, float]:
     return inside
 
 
-class _Sink(logging.Handler):
-    """Keeps (artifact, message, exception text) of the records that matter here."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[tuple[str, str, str]] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        artifact = record.name.rpartition(".__")[2]
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed torch log call must not break the run
-            return
-        if artifact in _DEBUG_ARTIFACTS or "skipping cudagraphs" in message.lower():
-            exc = record.exc_info[1] if record.exc_info else None
-            self.records.append((artifact, message, str(exc) if exc else ""))
-
-
-def _artifact_loggers() -> list[logging.Logger]:
-    """Artifact loggers to listen on: those torch has registered (`<module>.__<artifact>`) + known names."""
-    for module in (*_DYNAMO_MODULES, "torch._inductor.cudagraph_utils"):
-        try:
-            importlib.import_module(module)
-        except Exception:  # moved or broken module: its logger is simply not found
-            continue
-    names = {n for n in logging.root.manager.loggerDict if n.rpartition(".__")[2] in _ARTIFACTS}
-    return [logging.getLogger(n) for n in sorted(names | set(_KNOWN_LOGGERS))]
-
-
-def _enable_recompile_messages() -> Callable[[], None]:
-    """Turn on the `recompiles` artifact in torch's private log state (Dynamo builds the message only
-    then); returns the undo. `torch._logging.set_logs` is not used: it resets all other log settings."""
-    try:
-        from torch._logging._internal import log_state
-
-        if log_state.is_artifact_enabled("recompiles"):
-            return lambda: None
-        log_state.enable_artifact("recompiles")
-        return lambda: log_state.artifact_names.discard("recompiles")
-    except Exception:
-        return lambda: None
-
-
-def _counters() -> Counters | None:
-    try:
-        from torch._dynamo.utils import counters
-    except Exception:
-        return None
-    return {group: Counter(values) for group, values in counters.items()}
-
-
-def _compile_time_totals() -> dict[str, float]:
-    """Seconds per `dynamo_timed` name since process start.
-
-    `compile_times(repr="csv", aggregate=True)` returns (names, values as strings) on 2.6 – 2.13;
-    a dict of lists (older/newer shape) and the raw `compilation_time_metrics` are fallbacks.
-    """
-    try:
-        from torch._dynamo.utils import compile_times
-
-        result = compile_times(repr="csv", aggregate=True)
-        if isinstance(result, tuple) and len(result) == 2:
-            return {str(k): _seconds(v) for k, v in zip(*result, strict=False)}
-        if isinstance(result, Mapping):
-            return {str(k): _seconds(v) for k, v in result.items()}
-    except Exception:
-        pass
-    try:
-        from torch._dynamo.utils import compilation_time_metrics
-
-        return {str(k): _seconds(v) for k, v in compilation_time_metrics.items()}
-    except Exception:
-        return {}
-
-
-def _seconds(value: object) -> float:
-    if isinstance(value, (list, tuple)):
-        return float(sum(_seconds(v) for v in value))
-    if isinstance(value, str):
-        return float(sum(float(part) for part in value.split(",") if part.strip()))
-    return float(value) if isinstance(value, (int, float)) else 0.0
-
-
-def _compilation_metrics() -> list[object] | None:
-    """Per-frame-compile `CompilationMetrics` records (private `torch._dynamo.utils`), oldest first."""
-    try:
-        from torch._dynamo import utils
-
-        return list(utils.get_compilation_metrics())
-    except Exception:
-        return None
-
-
-def _raise_compilation_metrics_limit() -> None:
-    """The record deque keeps 64 entries by default; keep more so long runs lose none."""
-    try:
-        from torch._dynamo import utils
-
-        current = getattr(utils, "_compilation_metrics", None)
-        if current is not None and (current.maxlen is None or current.maxlen >= _METRICS_LIMIT):
-            return
-        utils.set_compilation_metrics_limit(_METRICS_LIMIT)
-    except Exception:
-        pass
-
-
 def _diff(after: Counters, before: Counters) -> Counters:
     return {group: values - before.get(group, Counter()) for group, values in after.items()}
 
@@ -337,7 +232,7 @@ class DiagnosticsRecorder:
     def __init__(self, root: str | Path | None = None) -> None:
         self.root = Path(root if root is not None else Path.cwd()).resolve()
         self.notes: list[str] = []
-        self._sink = _Sink()
+        self._sink = LogSink()
         self._saved: list[tuple[logging.Logger, int, bool]] = []
         self._undo: Callable[[], None] = lambda: None
         self._counters: Counters = {}
@@ -353,17 +248,17 @@ class DiagnosticsRecorder:
 
     def start(self) -> DiagnosticsRecorder:
         """Snapshot torch's counters and timers and start listening; call before the first compiled call."""
-        _raise_compilation_metrics_limit()
-        self._counters = _counters() or {}
-        self._times = _compile_time_totals()
-        self._seen = {id(m) for m in _compilation_metrics() or []}
-        for logger in _artifact_loggers():
+        raise_compilation_metrics_limit()
+        self._counters = dynamo_counters() or {}
+        self._times = compile_time_totals()
+        self._seen = {id(m) for m in compilation_metrics() or []}
+        for logger in artifact_loggers():
             self._saved.append((logger, logger.level, logger.propagate))
             logger.addHandler(self._sink)
-            if logger.name.rpartition(".__")[2] in _DEBUG_ARTIFACTS and not logger.isEnabledFor(logging.DEBUG):
+            if logger.name.rpartition(".__")[2] in DEBUG_ARTIFACTS and not logger.isEnabledFor(logging.DEBUG):
                 logger.setLevel(logging.DEBUG)
                 logger.propagate = False  # recorded, not printed: stderr stays as the user configured it
-        self._undo = _enable_recompile_messages()
+        self._undo = enable_recompile_messages()
         self._started = True
         return self
 
@@ -382,10 +277,10 @@ class DiagnosticsRecorder:
         if not self._started:
             raise RuntimeError("DiagnosticsRecorder.finish() called before start()")
         try:
-            now = _counters()
+            now = dynamo_counters()
             counters = _diff(now, self._counters) if now is not None else {}
-            times = {k: max(v - self._times.get(k, 0.0), 0.0) for k, v in _compile_time_totals().items()}
-            all_metrics = _compilation_metrics()
+            times = {k: max(v - self._times.get(k, 0.0), 0.0) for k, v in compile_time_totals().items()}
+            all_metrics = compilation_metrics()
             metrics = [m for m in all_metrics or [] if id(m) not in self._seen]
         finally:
             self.close()

@@ -1,0 +1,76 @@
+"""Which streamed trace events the analyses keep (as compact `TraceEvent`s), and the extent of all CPU
+events: the hot loop of the streaming reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from reportgen.formats.events import CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
+from reportgen.formats.trace import TraceEvent
+
+__all__ = ["EventFilter"]
+
+_GPU, _LAUNCH, _CPU = 1, 2, 3
+_KIND = {**dict.fromkeys(GPU_WORK_CATS, _GPU), **dict.fromkeys(LAUNCH_CATS, _LAUNCH), **dict.fromkeys(CPU_CATS, _CPU)}
+
+
+class EventFilter:
+    """Which events to keep (as `TraceEvent` tuples), and the extent of all CPU events."""
+
+    def __init__(self, device: Literal["cuda", "cpu"]) -> None:
+        self.all_cpu_ops = device == "cpu"
+        self.first_us, self.last_us = float("inf"), float("-inf")
+        self.seen = 0
+        self.events: list[TraceEvent] = []
+        self._names: dict[str, str] = {}
+        self._spans: dict[str, dict[str, bool]] = {}  # cat -> name -> kept: names repeat, decide once
+
+    def keep(self, events: Iterable[Any]) -> list[TraceEvent]:
+        """Add the events worth keeping to `self.events`; returns it. The hot loop of the reader:
+        one dict lookup classifies an event, and kept ones become `TraceEvent`s in place."""
+        kept = self.events
+        add, names, all_cpu_ops = kept.append, self._names, self.all_cpu_ops
+        decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in CPU_CATS}
+        first_us, last_us, seen = self.first_us, self.last_us, 0
+        for raw in events:
+            seen += 1
+            if type(raw) is not dict:
+                continue
+            cat = raw.get("cat")
+            kind = _KIND.get(cat) if type(cat) is str else None
+            if kind is None:
+                continue
+            name = raw.get("name")
+            ts, dur, args = raw.get("ts"), raw.get("dur"), raw.get("args")
+            ts = float(ts) if type(ts) is float or type(ts) is int else None
+            dur = float(dur) if type(dur) is float or type(dur) is int else None
+            if kind == _LAUNCH:
+                correlation = args.get("correlation") if type(args) is dict else None
+                if correlation is None:
+                    continue
+            elif kind == _CPU:
+                if type(name) is not str:
+                    continue
+                if ts is not None and dur is not None and dur >= 0:
+                    if ts < first_us:
+                        first_us = ts
+                    if ts + dur > last_us:
+                        last_us = ts + dur
+                by_name = decided[cat]
+                keep = by_name.get(name)
+                if keep is None:
+                    keep = by_name[name] = all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
+                if not keep:
+                    continue
+                correlation = args.get("correlation") if type(args) is dict else None
+            else:
+                correlation = args.get("correlation") if type(args) is dict else None
+            if type(name) is str:
+                name = names.setdefault(name, name)
+            elif name is not None:
+                name = None
+            add(TraceEvent(name, cat, raw.get("ph"), raw.get("pid"), raw.get("tid"), ts, dur, correlation))
+        self.first_us, self.last_us, self.seen = first_us, last_us, self.seen + seen
+        return kept
