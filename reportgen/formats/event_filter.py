@@ -38,11 +38,11 @@ class EventFilter:
             seen += 1
             if type(raw) is not dict:
                 continue
-            cat = raw.get("cat")
+            cat: Any = raw.get("cat")
             kind = _KIND.get(cat) if type(cat) is str else None
             if kind is None:
                 continue
-            name = raw.get("name")
+            name: Any = raw.get("name")
             ts, dur, args = raw.get("ts"), raw.get("dur"), raw.get("args")
             ts = float(ts) if type(ts) is float or type(ts) is int else None
             dur = float(dur) if type(dur) is float or type(dur) is int else None

@@ -105,7 +105,7 @@ class Trace:
     """
 
     path: Path
-    events: Sequence[Event] = field(repr=False)
+    events: Sequence[Event] | Sequence[TraceEvent] = field(repr=False)
     device_properties: tuple[DeviceProperties, ...] = ()
     display_time_unit: str | None = None
     base_time_ns: int | None = None

@@ -59,7 +59,7 @@ class EventText:
             comma = buf.index(b",", cut.start())
             text, buf = carry + buf[:comma], buf[comma + 1 :]
             try:
-                events = orjson.loads(b"[" + text + b"]")
+                events: list[Any] = orjson.loads(b"[" + text + b"]")
             except orjson.JSONDecodeError:
                 if len(text) > _MAX_CARRY:
                     raise NotChunkableError("no whole event in 64 MB") from None
@@ -71,7 +71,7 @@ class EventText:
 
 def _loads(text: bytes) -> list[Any]:
     try:
-        events = orjson.loads(b"[" + text + b"]")
+        events: list[Any] = orjson.loads(b"[" + text + b"]")
     except orjson.JSONDecodeError:
         raise NotChunkableError("the last piece is not whole events") from None
     return events

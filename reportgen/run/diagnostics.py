@@ -85,7 +85,7 @@ def parse_graph_break(message: str, root: Path, exc_text: str = "") -> tuple[str
     if loc and reason:
         return reason.group("reason").strip(), _location(loc.group("file"), loc.group("line"), root)
     frames = _FILE_LINE.findall(message)
-    location = _location(*frames[-1], root) if frames else None
+    location = _location(frames[-1][0], frames[-1][1], root) if frames else None
     first = message.splitlines()[0].strip()
     detail = exc_text.strip()
     return (f"{first}\n{detail}" if detail else first), location
@@ -290,7 +290,7 @@ class DiagnosticsRecorder:
             graph_breaks=_graph_breaks(self._sink.records, counters, self.root),
             recompiles=_recompiles(self._sink.records, metrics, self.root),
             unique_graphs=counters.get("stats", Counter()).get("unique_graphs", 0) if now is not None else None,
-            graph_ops=[int(m.graph_op_count) for m in metrics if getattr(m, "graph_op_count", None)],
+            graph_ops=[int(ops) for m in metrics if (ops := getattr(m, "graph_op_count", None))],
             compile_phases_s=compile_phases(times, _in_compile_s(metrics)),
             cache=_cache(counters) if now is not None else {},
             cudagraphs=status,
