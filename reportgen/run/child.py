@@ -138,7 +138,7 @@ def _profile_and_capture(
     """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them."""
     from reportgen.run import measure
 
-    captures = _Captures(device, out_dir, progress.result.modules, recipe.profile.profiled_steps)
+    captures = _Captures(device, out_dir, progress.result.modules)
     timed: list[GraphBenchmark] = []
     if recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not
@@ -157,10 +157,10 @@ def _profile_and_capture(
 class _Captures:
     """Optional captures: each one that fails leaves a note, never fails the run."""
 
-    def __init__(self, device: str, out_dir: Path, files: list[ModuleFile], steps: int) -> None:
+    def __init__(self, device: str, out_dir: Path, files: list[ModuleFile]) -> None:
         from reportgen.run import inductor
 
-        self.device, self.out_dir, self.files, self.steps = device, out_dir, files, steps
+        self.device, self.out_dir, self.files = device, out_dir, files
         self.loaded = inductor.loaded_modules()
         self.notes: list[str] = []
 
