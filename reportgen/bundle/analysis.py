@@ -48,6 +48,13 @@ class KernelTable(BundleModel):
     total_us: float
     kernels: list[Kernel]
 
+    def category_totals_us(self) -> list[tuple[str, float]]:
+        """(category, summed time) of the table's kernels, longest first."""
+        totals: dict[str, float] = {}
+        for kernel in self.kernels:
+            totals[kernel.category] = totals.get(kernel.category, 0.0) + kernel.device_time_us
+        return sorted(totals.items(), key=lambda item: item[1], reverse=True)
+
 
 BusySource = Literal["-p", "union"]
 """Which definition a busy % follows: `wrapper.py -p`'s, or the union of kernel intervals."""

@@ -81,16 +81,9 @@ def top_kernels_chart(table: KernelTable, path: Path, n: int = 15) -> Path:
     return _save(figure, path)
 
 
-def _category_totals(table: KernelTable) -> list[tuple[str, float]]:
-    totals: dict[str, float] = {}
-    for kernel in table.kernels:
-        totals[kernel.category] = totals.get(kernel.category, 0.0) + kernel.device_time_us
-    return sorted(totals.items(), key=lambda item: item[1], reverse=True)
-
-
 def category_chart(table: KernelTable, path: Path) -> Path:
     """Bars of the time spent per kernel category, labelled in ms and %; returns `path`."""
-    totals = _category_totals(table)
+    totals = table.category_totals_us()
     title = f"{_time_label(table).split(' (')[0].capitalize()} by kernel category"
     figure = _new_figure(max(2.5, 0.4 * len(totals) + 1.4))
     if not totals:

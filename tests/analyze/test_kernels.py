@@ -98,6 +98,10 @@ def test_fixture_category_totals(gpu_table: KernelTable) -> None:
         "memset": (604.1, 189),
         "memcpy": (116.3, 96),
     }
+    by_category = gpu_table.category_totals_us()  # what the category chart draws, longest first
+    expected = sorted(((c, t) for c, (t, _) in totals.items()), key=lambda item: -item[1])
+    assert [(c, round(t, 1)) for c, t in by_category] == [(c, round(t, 1)) for c, t in expected]
+    assert [c for c, _ in by_category][:2] == ["conv", "triton_pointwise"]
 
 
 def test_fixture_compiled_graph_calls_are_not_kernels(gpu_table: KernelTable) -> None:
