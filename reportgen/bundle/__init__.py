@@ -6,6 +6,36 @@ and the atomic store; every other package imports them from here.
 
 from __future__ import annotations
 
+from reportgen.bundle.base import (
+    NOT_MEASURED,
+    SCHEMA_VERSION,
+    BundleModel,
+    GraphKind,
+    RunStatus,
+)
+from reportgen.bundle.manifest import (
+    Environment,
+    GpuInfo,
+    HostInfo,
+    InductorCache,
+    Manifest,
+    Metrics,
+    ModuleFile,
+    StepTimes,
+    Versions,
+)
+from reportgen.bundle.capture import (
+    AUTOTUNE_TEMPLATE_PREFIXES,
+    AutotuneChoice,
+    AutotuneOp,
+    Capture,
+    CompileDiagnostics,
+    GraphBenchmark,
+    GraphBreak,
+    KernelBenchmark,
+    Recompile,
+    reason_headline,
+)
 from reportgen.bundle.analysis import (
     ANALYSIS_REVISION,
     Analysis,
@@ -20,24 +50,18 @@ from reportgen.bundle.analysis import (
     RegionEvidence,
     StepAnalysis,
 )
-from reportgen.bundle.base import (
-    NOT_MEASURED,
-    SCHEMA_VERSION,
-    BundleModel,
-    GraphKind,
-    RunStatus,
+from reportgen.bundle.sources import (
+    GraphModule,
+    IndexedKernel,
+    KernelBackend,
+    KernelSource,
+    ModuleIndex,
+    WrapperInfo,
+    WrapperKind,
 )
-from reportgen.bundle.capture import (
-    AUTOTUNE_TEMPLATE_PREFIXES,
-    AutotuneChoice,
-    AutotuneOp,
-    Capture,
-    CompileDiagnostics,
-    GraphBenchmark,
-    GraphBreak,
-    KernelBenchmark,
-    Recompile,
-    reason_headline,
+from reportgen.bundle.timing import (
+    Interval,
+    TimingSummary,
 )
 from reportgen.bundle.categories import (
     CATEGORIES,
@@ -59,26 +83,6 @@ from reportgen.bundle.layout import (
     RECIPE_FILE,
     TRACE_FILE,
     module_dir,
-)
-from reportgen.bundle.manifest import (
-    Environment,
-    GpuInfo,
-    HostInfo,
-    InductorCache,
-    Manifest,
-    Metrics,
-    ModuleFile,
-    StepTimes,
-    Versions,
-)
-from reportgen.bundle.sources import (
-    GraphModule,
-    IndexedKernel,
-    KernelBackend,
-    KernelSource,
-    ModuleIndex,
-    WrapperInfo,
-    WrapperKind,
 )
 from reportgen.bundle.store import (
     Bundle,
@@ -137,6 +141,7 @@ __all__ = [
     "IdleHistogram",
     "IndexedKernel",
     "InductorCache",
+    "Interval",
     "Kernel",
     "KernelBackend",
     "KernelBenchmark",
@@ -152,6 +157,7 @@ __all__ = [
     "RunStatus",
     "StepAnalysis",
     "StepTimes",
+    "TimingSummary",
     "Versions",
     "WrapperInfo",
     "WrapperKind",

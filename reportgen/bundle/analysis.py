@@ -8,6 +8,7 @@ from pydantic import Field
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
 from reportgen.bundle.sources import ModuleIndex
+from reportgen.bundle.timing import TimingSummary
 
 __all__ = [
     "ANALYSIS_REVISION",
@@ -195,10 +196,11 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 2
+ANALYSIS_REVISION = 3
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
-1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too."""
+1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
+3: timing statistics (intervals, noise) and step windows that partition the timeline."""
 
 
 class PeakBandwidth(BundleModel):
@@ -229,6 +231,7 @@ class Analysis(BundleModel):
     )
     sources: ModuleIndex | None = Field(default=None, description="Where each compiled graph's kernels are defined.")
     peak: PeakBandwidth | None = Field(default=None, description="The peak that kernels' GB/s is compared against.")
+    timing: TimingSummary | None = Field(default=None, description="Intervals and noise of the step times.")
 
     @property
     def stale(self) -> bool:

@@ -1,0 +1,33 @@
+"""Timing statistics of a run, computed by `reportgen.analyze` from the step samples in the manifest."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from reportgen.bundle.base import BundleModel
+
+__all__ = ["Interval", "TimingSummary"]
+
+
+class Interval(BundleModel):
+    """A confidence interval."""
+
+    low: float
+    high: float
+    level: float = Field(default=0.95, description="Confidence level, e.g. 0.95.")
+
+    def contains(self, value: float) -> bool:
+        """Whether `value` lies in the interval (ends included)."""
+        return self.low <= value <= self.high
+
+
+class TimingSummary(BundleModel):
+    """How confident the step times and the speedup are."""
+
+    eager_median_ci_ms: Interval | None = Field(default=None, description="Bootstrap interval of eager's median.")
+    compiled_median_ci_ms: Interval | None = Field(default=None, description="Bootstrap interval of compiled's median.")
+    speedup_ci: Interval | None = Field(
+        default=None, description="Bootstrap interval of median(eager) / median(compiled)."
+    )
+    eager_cv: float | None = Field(default=None, description="Coefficient of variation of eager's samples.")
+    compiled_cv: float | None = Field(default=None, description="Coefficient of variation of compiled's samples.")
