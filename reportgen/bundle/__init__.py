@@ -6,36 +6,6 @@ and the atomic store; every other package imports them from here.
 
 from __future__ import annotations
 
-from reportgen.bundle.base import (
-    NOT_MEASURED,
-    SCHEMA_VERSION,
-    BundleModel,
-    GraphKind,
-    RunStatus,
-)
-from reportgen.bundle.manifest import (
-    Environment,
-    GpuInfo,
-    HostInfo,
-    InductorCache,
-    Manifest,
-    Metrics,
-    ModuleFile,
-    StepTimes,
-    Versions,
-)
-from reportgen.bundle.capture import (
-    AUTOTUNE_TEMPLATE_PREFIXES,
-    AutotuneChoice,
-    AutotuneOp,
-    Capture,
-    CompileDiagnostics,
-    GraphBenchmark,
-    GraphBreak,
-    KernelBenchmark,
-    Recompile,
-    reason_headline,
-)
 from reportgen.bundle.analysis import (
     ANALYSIS_REVISION,
     Analysis,
@@ -50,18 +20,24 @@ from reportgen.bundle.analysis import (
     RegionEvidence,
     StepAnalysis,
 )
-from reportgen.bundle.sources import (
-    GraphModule,
-    IndexedKernel,
-    KernelBackend,
-    KernelSource,
-    ModuleIndex,
-    WrapperInfo,
-    WrapperKind,
+from reportgen.bundle.base import (
+    NOT_MEASURED,
+    SCHEMA_VERSION,
+    BundleModel,
+    GraphKind,
+    RunStatus,
 )
-from reportgen.bundle.timing import (
-    Interval,
-    TimingSummary,
+from reportgen.bundle.capture import (
+    AUTOTUNE_TEMPLATE_PREFIXES,
+    AutotuneChoice,
+    AutotuneOp,
+    Capture,
+    CompileDiagnostics,
+    GraphBenchmark,
+    GraphBreak,
+    KernelBenchmark,
+    Recompile,
+    reason_headline,
 )
 from reportgen.bundle.categories import (
     CATEGORIES,
@@ -84,6 +60,26 @@ from reportgen.bundle.layout import (
     TRACE_FILE,
     module_dir,
 )
+from reportgen.bundle.manifest import (
+    Environment,
+    GpuInfo,
+    HostInfo,
+    InductorCache,
+    Manifest,
+    Metrics,
+    ModuleFile,
+    StepTimes,
+    Versions,
+)
+from reportgen.bundle.sources import (
+    GraphModule,
+    IndexedKernel,
+    KernelBackend,
+    KernelSource,
+    ModuleIndex,
+    WrapperInfo,
+    WrapperKind,
+)
 from reportgen.bundle.store import (
     Bundle,
     iter_bundles,
@@ -99,6 +95,10 @@ from reportgen.bundle.store import (
     write_analysis,
     write_analysis_error,
     write_bundle,
+)
+from reportgen.bundle.timing import (
+    Interval,
+    TimingSummary,
 )
 
 __all__ = [

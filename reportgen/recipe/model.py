@@ -171,7 +171,14 @@ class ProfileSettings(_Strict):
         default=3, description="Untimed steps before timing (each of eager and compiled)."
     )
     steps: Annotated[int, Field(ge=1, le=10000)] = Field(
-        default=10, description="Timed steps (eager and compiled interleaved)."
+        default=10,
+        description="Timed samples of each of eager and compiled: blocks of `block_steps` steps, eager and "
+        "compiled blocks alternating.",
+    )
+    block_steps: Annotated[int, Field(ge=1, le=1000)] = Field(
+        default=5,
+        description="Steps per timed block, run back to back as a training loop runs them and synchronised "
+        "once at the block's end; a sample is the block's time ÷ `block_steps`.",
     )
     profiled_steps: Annotated[int, Field(ge=1, le=100)] = Field(
         default=3, description="Compiled steps recorded by torch.profiler."

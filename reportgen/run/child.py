@@ -78,9 +78,9 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     )
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
     _warm_up_compiled(work, compiled, recipe, out_dir, progress)
-    eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
-    # Stop recording before the graph benchmarks: its logging hooks would add CPU time to every call.
+    # Stop recording before anything is timed: its logging hooks would add CPU time to every call.
     diagnostics = recorder.finish()
+    eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
     capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
     capture = capture.model_copy(update={"diagnostics": diagnostics})
     capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
@@ -120,8 +120,11 @@ def _time_steps(
     """Eager and compiled step times (interleaved) and peak memory of each; returns (eager, compiled)."""
     from reportgen.run import measure
 
-    _log(f"timing {recipe.profile.steps} eager and compiled steps, interleaved")
-    eager_t, compiled_t = measure.time_interleaved(work, work.model, compiled, recipe.profile.steps)
+    profile = recipe.profile
+    _log(f"timing {profile.steps} blocks of {profile.block_steps} eager and compiled steps, alternating")
+    eager_t, compiled_t = measure.time_interleaved(
+        work, work.model, compiled, recipe.profile.steps, recipe.profile.block_steps
+    )
     progress.metrics(
         eager=eager_t,
         compiled=compiled_t,
@@ -139,29 +142,26 @@ def _profile_and_capture(
     from reportgen.run import measure
 
     captures = _Captures(device, out_dir, progress.result.modules)
-    timed: list[GraphBenchmark] = []
+    _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
+    measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
+    progress.update(stage="profile", trace_file=TRACE_FILE)
+    graphs: list[GraphBenchmark] = []
     if recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not
         # time what the model runs (graph replays) anyway.
         captures.notes.append(f"graph benchmarks skipped: mode={recipe.compile.mode} replays CUDA graphs")
     else:
-        _log("timing each compiled graph alone, unprofiled (as `wrapper.py -p` does)")
-        timed = captures.attempt("graph_benchmarks", captures.time_graphs) or []
-    _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
-    measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
-    progress.update(stage="profile", trace_file=TRACE_FILE)
-    _log("profiling compiled graphs; benchmarking hot kernels with Inductor's own harnesses")
-    return captures.finish(timed)
+        _log("timing and profiling each compiled graph alone in a fresh process (as `wrapper.py -p` does)")
+        graphs = captures.attempt("graph benchmarks", captures.time_graphs) or []
+    _log("benchmarking hot kernels with Inductor's own harnesses")
+    return captures.finish(graphs)
 
 
 class _Captures:
     """Optional captures: each one that fails leaves a note, never fails the run."""
 
     def __init__(self, device: str, out_dir: Path, files: list[ModuleFile]) -> None:
-        from reportgen.run import inductor
-
         self.device, self.out_dir, self.files = device, out_dir, files
-        self.loaded = inductor.loaded_modules()
         self.notes: list[str] = []
 
     def attempt(self, what: str, job: Callable[[], _T]) -> _T | None:
@@ -176,17 +176,14 @@ class _Captures:
             _log(f"{what}: {time.perf_counter() - started:.1f} s")
 
     def time_graphs(self) -> list[GraphBenchmark]:
+        from reportgen.run.graph_process import time_graphs_in_fresh_process
+
+        return time_graphs_in_fresh_process(self.files, self.out_dir, self.device, sys.executable)
+
+    def finish(self, graphs: list[GraphBenchmark]) -> Capture:
         from reportgen.run import capture
 
-        return capture.time_graphs(self.loaded, self.files, self.out_dir)
-
-    def finish(self, timed: list[GraphBenchmark]) -> Capture:
-        from reportgen.run import capture
-
-        graphs = self.attempt(
-            "graph profiles", lambda: capture.profile_graphs(self.loaded, self.files, timed, self.out_dir, self.device)
-        )
-        fields: dict[str, object] = {"graph_benchmarks": graphs if graphs is not None else timed}
+        fields: dict[str, object] = {"graph_benchmarks": graphs}
         if self.device == "cuda":
             fields["copy_bandwidth_gbps"] = self.attempt("copy bandwidth", capture.copy_bandwidth_gbps)
             trace = self.out_dir / TRACE_FILE
