@@ -62,6 +62,20 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def fidelity(session: nox.Session) -> None:
+    """reportgen's step times and busy % against a bare loop and `wrapper.py -p` (GPU; not part of `tests`).
+
+    Arguments go to benchmarks/timing_fidelity.py, e.g. `nox -s fidelity -- recipes/mixnet_l.yaml --variant default`.
+    """
+    _install(session)
+    session.run(
+        "python",
+        "benchmarks/timing_fidelity.py",
+        *(session.posargs or ["recipes/mixnet_l.yaml", "--variant", "default"]),
+    )
+
+
+@nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff, mypy (strict on reportgen/, pydantic plugin) and the import-linter contracts in pyproject.toml."""
     _install(session, "lint")

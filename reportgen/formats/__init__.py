@@ -22,6 +22,7 @@ from reportgen.formats.module_index import (
     module_index,
     read_module,
 )
+from reportgen.formats.seed_output import SeedProfile, parse_seed_output
 from reportgen.formats.stream import (
     paused_gc,
     read_trace,
@@ -58,6 +59,7 @@ __all__ = [
     "STEP_PREFIX",
     "DeviceProperties",
     "Event",
+    "SeedProfile",
     "Trace",
     "TraceEvent",
     "compact_event",
@@ -72,6 +74,7 @@ __all__ = [
     "load_trace",
     "module_index",
     "number",
+    "parse_seed_output",
     "parse_wrapper",
     "paused_gc",
     "read_module",

@@ -1,0 +1,215 @@
+"""Timing fidelity: reportgen's numbers against a bare timing loop and `python <wrapper>.py -p`, in one sitting.
+
+    python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--work DIR] [--json OUT]
+
+1. `reportgen run RECIPE` into `DIR/results`, with a kept, initially empty Inductor cache (a cold compile);
+   its wall time is the run's cost.
+2. A bare loop in a fresh process, on the run's warm cache: the same model and input (built by the run
+   stage's workload builder), nothing else set; eager and compiled timed in alternating blocks of 5 steps
+   back to back with one synchronisation per block, 15 blocks each; medians.
+3. `python <wrapper>.py -p` in a fresh process for each compiled graph the run captured, on the same warm
+   cache, as the manual workflow does; its `Output for tabulate` line gives busy % and category shares.
+Then it prints the differences side by side: step times and speedup (%), each graph's busy % and category
+shares (percentage points), and the run's wall time against first-call compile + the `-p` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+from reportgen.bundle import SEED_BUCKETS, Analysis, Manifest, load_bundle
+from reportgen.formats import SeedProfile, parse_seed_output
+from reportgen.pipeline import select_variant
+from reportgen.recipe import Recipe, load_recipe
+
+BLOCKS = 15
+BLOCK_STEPS = 5
+
+
+def _recipe(path: Path, variant: str | None) -> Recipe:
+    recipe = load_recipe(path)
+    chosen = select_variant(recipe, variant, path)
+    return recipe.for_variant(chosen) if chosen is not None else recipe
+
+
+def _env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+    env = {**os.environ, **recipe.env, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir), "PYTHONUNBUFFERED": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p
+    )
+    return env
+
+
+def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, float]:
+    """In this (fresh) process: time eager and compiled like a user's script. Returns medians in ms."""
+    import torch
+
+    from reportgen.run.workload import build_workload
+
+    recipe = _recipe(recipe_path, variant)
+    work = build_workload(recipe, str(recipe_path.parent), "cuda")
+    opts = recipe.compile
+    compiled = torch.compile(
+        work.model,
+        backend=opts.backend,
+        mode=None if opts.mode == "default" else opts.mode,
+        fullgraph=opts.fullgraph,
+        dynamic=opts.dynamic,
+    )
+
+    def block(fn: object) -> float:
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(BLOCK_STEPS):
+            work.step(fn)  # type: ignore[arg-type]
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) / BLOCK_STEPS * 1e3
+
+    for fn in (work.model, compiled, work.model, compiled):  # warm-up, compile (warm cache)
+        block(fn)
+    eager, comp = [], []
+    for _ in range(BLOCKS):
+        eager.append(block(work.model))
+        comp.append(block(compiled))
+    return {"eager_ms": statistics.median(eager), "compiled_ms": statistics.median(comp)}
+
+
+def _run_reportgen(recipe_path: Path, variant: str | None, work: Path) -> tuple[Path, float]:
+    command = [sys.executable, "-m", "reportgen", "run", str(recipe_path), "-o", str(work / "results")]
+    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
+    started = time.perf_counter()
+    subprocess.run(command, check=True)
+    wall_s = time.perf_counter() - started
+    recipe = load_recipe(recipe_path)
+    name = recipe.bundle_name(select_variant(recipe, variant, recipe_path))
+    return work / "results" / name, wall_s
+
+
+def _seed_runs(manifest: Manifest, bundle: Path, env: dict[str, str]) -> list[tuple[SeedProfile | None, float]]:
+    """`python <wrapper>.py -p` per graph, in graph order: its report and its wall time."""
+    runs = []
+    for module in sorted((m for m in manifest.modules if m.kind == "wrapper"), key=lambda m: m.order):
+        started = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, str(bundle / module.path), "-p"], env=env, capture_output=True, text=True, check=False
+        )
+        wall_s = time.perf_counter() - started
+        profiles = parse_seed_output(out.stdout)
+        if not profiles:
+            print(f"{module.path}: no -p report (exit {out.returncode})\n{out.stderr[-2000:]}", file=sys.stderr)
+        runs.append((profiles[-1] if profiles else None, wall_s))
+    return runs
+
+
+def _pct(new: float, ref: float) -> str:
+    return f"{100 * (new - ref) / ref:+.1f} %" if ref else "—"
+
+
+def _step_table(manifest: Manifest, bare: dict[str, float]) -> list[list[str]]:
+    metrics = manifest.metrics
+    assert metrics.eager is not None and metrics.compiled is not None
+    ours = {"eager_ms": metrics.eager.median_ms, "compiled_ms": metrics.compiled.median_ms}
+    rows = [[key, f"{ours[key]:.2f}", f"{bare[key]:.2f}", _pct(ours[key], bare[key])] for key in ours]
+    ours_speedup, bare_speedup = ours["eager_ms"] / ours["compiled_ms"], bare["eager_ms"] / bare["compiled_ms"]
+    rows.append(["speedup", f"{ours_speedup:.3f}", f"{bare_speedup:.3f}", _pct(ours_speedup, bare_speedup)])
+    return rows
+
+
+def _graph_table(analysis: Analysis, seeds: list[tuple[SeedProfile | None, float]]) -> list[list[str]]:
+    rows = []
+    by_graph = {g.graph: g for g in analysis.graphs if g.graph is not None}
+    for number, (seed, _) in enumerate(seeds):
+        graph = by_graph.get(number)
+        if graph is None or seed is None or graph.busy_seed_percent is None:
+            rows.append([str(number), "not measured by one side", "", "", ""])
+            continue
+        rows.append(
+            [
+                f"{graph.label} busy",
+                f"{graph.busy_seed_percent:.1f}",
+                f"{seed.busy_percent:.1f}",
+                f"{graph.busy_seed_percent - seed.busy_percent:+.1f} pp",
+                f"wall {graph.unprofiled_wall_ms or 0:.2f} vs {seed.wall_ms:.2f} ms",
+            ]
+        )
+        for bucket in SEED_BUCKETS:
+            ours = graph.seed_categories_percent.get(bucket, 0.0)
+            rows.append(
+                [
+                    f"  {bucket}",
+                    f"{ours:.1f}",
+                    f"{seed.categories_percent[bucket]:.1f}",
+                    f"{ours - seed.categories_percent[bucket]:+.1f} pp",
+                    "",
+                ]
+            )
+    return rows
+
+
+def compare(recipe_path: Path, variant: str | None, work: Path) -> dict[str, object]:
+    """Run all three in this sitting and print the tables; returns the numbers."""
+    bundle_dir, run_wall_s = _run_reportgen(recipe_path, variant, work)
+    bundle = load_bundle(bundle_dir)
+    assert bundle.analysis is not None, f"{bundle_dir} has no analysis"
+    env = _env(_recipe(recipe_path, variant), work / "cache" / bundle_dir.name)
+    bare_out = subprocess.run(
+        [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else []),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    bare = json.loads(bare_out.stdout.strip().splitlines()[-1])
+    seeds = _seed_runs(bundle.manifest, bundle_dir, env)
+    compile_s = bundle.manifest.metrics.compile_time_s or 0.0
+    manual_s = compile_s + sum(wall for _, wall in seeds)
+    print(
+        f"\n{bundle_dir.name}: {bundle.manifest.environment.gpus[0].name if bundle.manifest.environment and bundle.manifest.environment.gpus else 'cpu'}"
+    )
+    print(tabulate(_step_table(bundle.manifest, bare), headers=["step (median)", "reportgen", "bare loop", "diff"]))
+    print()
+    print(tabulate(_graph_table(bundle.analysis, seeds), headers=["graph", "reportgen", "-p", "diff", ""]))
+    print(
+        f"\nreportgen run {run_wall_s:.1f} s; first-call compile {compile_s:.1f} s + -p runs "
+        f"{' + '.join(f'{w:.1f}' for _, w in seeds)} s = {manual_s:.1f} s; ratio {run_wall_s / manual_s:.2f}"
+    )
+    return {
+        "bundle": bundle_dir.name,
+        "run_wall_s": run_wall_s,
+        "compile_s": compile_s,
+        "bare": bare,
+        "seed_walls_s": [w for _, w in seeds],
+        "ratio": run_wall_s / manual_s,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("recipe", type=Path)
+    parser.add_argument("--variant")
+    parser.add_argument("--work", type=Path, help="work directory (default: a new temporary one)")
+    parser.add_argument("--json", type=Path, help="write the numbers here")
+    parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
+    args = parser.parse_args()
+    if args.bare:
+        print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
+        return 0
+    work = args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))
+    result = compare(args.recipe.resolve(), args.variant, work)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
