@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -114,7 +115,9 @@ def run_variant(
     `reportgen reproduce` and the reproducer notebook all do."""
     bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
     manifest = read_manifest(bundle)
-    return RunOutcome(bundle, manifest, analyze_bundle(bundle, manifest))
+    started = time.monotonic()
+    error = analyze_bundle(bundle, manifest)
+    return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
 
 
 def run_recipe_file(

@@ -19,6 +19,14 @@ class RunOutcome:
     bundle: Path
     manifest: Manifest
     analysis_error: str | None = None
+    analysis_s: float | None = None
+
+    def stages_s(self) -> dict[str, float]:
+        """Seconds per stage: the run's child stages, then the analysis."""
+        stages = dict(self.manifest.metrics.stages_s)
+        if self.analysis_s is not None:
+            stages["analysis"] = self.analysis_s
+        return stages
 
     @property
     def ok(self) -> bool:

@@ -90,3 +90,20 @@ def test_log_tail_reports_stage_lines_of_the_right_run(tmp_path: Path) -> None:
         time.sleep(1.2)
     tail.stop()
     assert stages == ["eager warm-up", "compiling (first call)"]
+
+
+def test_stage_line_lists_the_child_stages_then_the_analysis(tmp_path: Path) -> None:
+    from reportgen.bundle import Manifest, Metrics, RunStatus
+    from reportgen.console import stage_line
+    from reportgen.progress import RunOutcome
+    from reportgen.recipe import Recipe
+
+    recipe = Recipe.model_validate({"name": "x", "model": {"ref": "m:f"}, "inputs": {"tensors": [{"shape": [1]}]}})
+    metrics = Metrics(stages_s={"environment": 1.25, "compile": 140.0, "graph benchmarks": 20.04})
+    manifest = Manifest(
+        name="x", recipe=recipe, recipe_sha256="0", recipe_path="x.yaml", status=RunStatus.ok,
+        started_at="", finished_at="", wall_time_s=1.0, metrics=metrics,
+    )  # fmt: skip
+    outcome = RunOutcome(tmp_path / "x", manifest, analysis_s=11.0)
+    assert stage_line(outcome) == "x: environment 1.2 s, compile 140.0 s, graph benchmarks 20.0 s, analysis 11.0 s"
+    assert stage_line(RunOutcome(tmp_path / "x", manifest.model_copy(update={"metrics": Metrics()}))) == ""

@@ -104,6 +104,11 @@ class Metrics(BundleModel):
     eager_first_call_s: float | None = None
     peak_memory_eager_bytes: int | None = None
     peak_memory_compiled_bytes: int | None = None
+    stages_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Seconds each stage of the run's child took, in the order they ran (environment, model, "
+        "eager warm-up, compile, timing, profile, graph and kernel benchmarks, ...).",
+    )
 
     @property
     def speedup(self) -> float | None:

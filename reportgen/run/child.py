@@ -35,11 +35,25 @@ class _Progress:
     def __init__(self, out_dir: Path) -> None:
         self.path = out_dir / CHILD_RESULT
         self.result = ChildResult(stage="started")
+        self._since = time.monotonic()
         self.save()
 
     def update(self, **fields: object) -> None:
+        if "stage" in fields and fields["stage"] != self.result.stage:
+            self.mark(str(fields["stage"]), save=False)
         self.result = self.result.model_copy(update=fields)
         self.save()
+
+    def mark(self, stage: str, save: bool = True) -> None:
+        """Record the seconds since the previous mark as the duration of `stage`."""
+        now = time.monotonic()
+        stages = {**self.result.metrics.stages_s, stage: round(now - self._since, 3)}
+        self._since = now
+        self.result = self.result.model_copy(
+            update={"metrics": self.result.metrics.model_copy(update={"stages_s": stages})}
+        )
+        if save:
+            self.save()
 
     def metrics(self, **fields: object) -> None:
         self.update(metrics=self.result.metrics.model_copy(update=fields))
@@ -141,7 +155,7 @@ def _profile_and_capture(
     """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them."""
     from reportgen.run import measure
 
-    captures = _Captures(device, out_dir, progress.result.modules)
+    captures = _Captures(device, out_dir, progress)
     _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
     measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
@@ -160,8 +174,9 @@ def _profile_and_capture(
 class _Captures:
     """Optional captures: each one that fails leaves a note, never fails the run."""
 
-    def __init__(self, device: str, out_dir: Path, files: list[ModuleFile]) -> None:
-        self.device, self.out_dir, self.files = device, out_dir, files
+    def __init__(self, device: str, out_dir: Path, progress: _Progress) -> None:
+        self.device, self.out_dir, self.progress = device, out_dir, progress
+        self.files: list[ModuleFile] = progress.result.modules
         self.notes: list[str] = []
 
     def attempt(self, what: str, job: Callable[[], _T]) -> _T | None:
@@ -174,6 +189,7 @@ class _Captures:
             return None
         finally:
             _log(f"{what}: {time.perf_counter() - started:.1f} s")
+            self.progress.mark(what)
 
     def time_graphs(self) -> list[GraphBenchmark]:
         from reportgen.run.graph_process import time_graphs_in_fresh_process
