@@ -15,6 +15,7 @@ from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
+from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
     ANALYSIS_REVISION,
     MANIFEST_FILE,
@@ -37,6 +38,7 @@ __all__ = [
     "findings",
     "kernel_table",
     "region_evidence",
+    "timing_summary",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         regions=regions,
         sources=sources,
         peak=peak_bandwidth(manifest.environment, capture),
+        timing=timing_summary(manifest.metrics),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 

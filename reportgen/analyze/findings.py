@@ -5,13 +5,17 @@ in that order (problems and compile issues first, the CPU note last). A rule fir
 already holds (manifest metrics, capture.json, the rest of the analysis) and puts those numbers in its
 evidence. Thresholds are the named constants below; evidence and suggestion follow the text convention of
 `reportgen.bundle.model.Finding` (one paragraph per line, `- ` list items, backticks for code).
+The rules on step times (`compiled_slower`, `no_significant_difference`) live in `timing_findings`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
+from reportgen.analyze.timing import timing_summary
+from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference
 from reportgen.bundle import (
     Analysis,
     Capture,
@@ -19,10 +23,9 @@ from reportgen.bundle import (
     GraphAnalysis,
     KernelBenchmark,
     Manifest,
-    StepTimes,
+    TimingSummary,
     reason_headline,
 )
-from reportgen.recipe import CompileOptions
 
 __all__ = [
     "AUTOTUNE_COMPILE_MIN_S",
@@ -42,6 +45,7 @@ __all__ = [
     "graph_breaks",
     "launch_bound",
     "low_bandwidth",
+    "no_significant_difference",
     "recompiles",
 ]
 
@@ -74,6 +78,11 @@ class FindingInputs:
         """`cuda` or `cpu`; None when the run recorded no environment."""
         return self.manifest.environment.device if self.manifest.environment else None
 
+    @cached_property
+    def timing(self) -> TimingSummary | None:
+        """The analysis' timing summary; computed from the manifest's samples when the analysis holds none."""
+        return self.analysis.timing if self.analysis.timing is not None else timing_summary(self.manifest.metrics)
+
 
 Rule = Callable[[FindingInputs], Finding | None]
 """A rule: the finding it makes of the inputs, or None when it does not fire."""
@@ -91,39 +100,6 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
 
 
 # --- rules ---------------------------------------------------------------------------------------------
-
-
-def compiled_slower(inputs: FindingInputs) -> Finding | None:
-    """The compiled step's median is slower than eager's (speedup < 1); says whether the IQRs overlap."""
-    metrics = inputs.manifest.metrics
-    speedup = metrics.speedup
-    if speedup is None or speedup >= 1.0 or metrics.eager is None or metrics.compiled is None:
-        return None
-    overlap = metrics.compiled.q1_ms <= metrics.eager.q3_ms and metrics.eager.q1_ms <= metrics.compiled.q3_ms
-    noise = (
-        "The inter-quartile ranges overlap: part of the gap may be run-to-run noise."
-        if overlap
-        else "The inter-quartile ranges do not overlap: the slowdown is not run-to-run noise."
-    )
-    tools = _other_modes(inputs.manifest.recipe.compile, inputs.device == "cuda")
-    return Finding(
-        rule="compiled-slower",
-        severity="warning" if overlap else "problem",
-        title=f"Compiled is slower than eager ({speedup:.2f}x)",
-        evidence=f"Median step: compiled {_times(metrics.compiled)}, eager {_times(metrics.eager)}; "
-        f"speedup {speedup:.2f}x.\n{noise}",
-        suggestion=f"Read the other findings first (launch-bound graphs, graph breaks, recompiles), then try {tools}.",
-    )
-
-
-def _other_modes(compile_: CompileOptions, cuda: bool) -> str:
-    """The compile modes worth trying next, leaving out what the run used."""
-    options = []
-    if cuda and not compile_.uses_cudagraphs:
-        options.append('`mode="reduce-overhead"` (CUDA graphs) when graphs are launch-bound')
-    if not compile_.uses_max_autotune:
-        options.append('`mode="max-autotune"`' + (" otherwise" if options else ""))
-    return ", ".join(options) if options else "a profile of the slowest kernels (below) to see what eager does better"
 
 
 def graph_breaks(inputs: FindingInputs) -> Finding | None:
@@ -302,6 +278,7 @@ def cpu_run(inputs: FindingInputs) -> Finding | None:
 
 RULES: tuple[Rule, ...] = (
     compiled_slower,
+    no_significant_difference,
     graph_breaks,
     recompiles,
     launch_bound,
@@ -354,10 +331,6 @@ def _bandwidth_evidence(benchmark: KernelBenchmark, peak_gbps: float, share: flo
         f"`{benchmark.name}` (graph {benchmark.graph}): {gbps:.0f} GB/s = {100 * gbps / peak_gbps:.0f} % of peak, "
         f"{benchmark.ms * 1000:.1f} µs per call{share_text}."
     )
-
-
-def _times(times: StepTimes) -> str:
-    return f"{times.median_ms:.2f} ms (IQR {times.q1_ms:.2f}–{times.q3_ms:.2f})"
 
 
 def _plural(count: int, noun: str) -> str:

@@ -31,3 +31,9 @@ class TimingSummary(BundleModel):
     )
     eager_cv: float | None = Field(default=None, description="Coefficient of variation of eager's samples.")
     compiled_cv: float | None = Field(default=None, description="Coefficient of variation of compiled's samples.")
+    resamples: int = Field(default=0, description="Bootstrap resamples behind the intervals.")
+    paired: bool = Field(
+        default=False,
+        description="Whether the speedup's resamples kept sample i of eager and of compiled together (taken side "
+        "by side); False when the counts differ and each side was resampled on its own.",
+    )

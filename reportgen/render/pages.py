@@ -16,21 +16,19 @@ from reportgen.bundle import (
     Bundle,
     Environment,
     InductorCache,
+    Interval,
     Kernel,
     KernelTable,
     Manifest,
     Metrics,
     RunStatus,
+    StepTimes,
+    TimingSummary,
 )
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table, plural
 
-__all__ = [
-    "BrokenBundle",
-    "ChartFiles",
-    "index_page",
-    "report_page",
-]
+__all__ = ["BrokenBundle", "ChartFiles", "index_page", "report_page"]
 
 _GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
 
@@ -60,8 +58,36 @@ class BrokenBundle:
     error: str
 
 
-def _ms(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.2f} ms"
+def _ms(value: float | None, unit: str = " ms") -> str:
+    """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118 ms`)."""
+    return MISSING if value is None else (f"{value:.2f}" if value >= 1 else f"{value:#.3g}") + unit
+
+
+def _interval(interval: Interval | None, unit: str) -> str:
+    """`95 % interval 118.80–121.20 ms` (unit ` ms`), `95 % interval 1.45–1.55×` (unit `×`)."""
+    if interval is None:
+        return f"95 % interval {MISSING}"
+    low, high = (_ms(v, "") if unit == " ms" else f"{v:.2f}" for v in (interval.low, interval.high))
+    return f"{100 * interval.level:.0f} % interval {low}–{high}{unit}"
+
+
+def _median(times: StepTimes | None, interval: Interval | None, cv: float | None) -> str:
+    """`120.00 ms (95 % interval 118.80–121.20 ms), CV 2.6 %`."""
+    noise = MISSING if cv is None else f"{100 * cv:.1f} %"
+    return MISSING if times is None else f"{_ms(times.median_ms)} ({_interval(interval, ' ms')}), CV {noise}"
+
+
+def _timing_method(metrics: Metrics) -> str:
+    """One sentence on how the step times were taken and what the intervals and CV mean."""
+    if metrics.eager is None or metrics.compiled is None:
+        return ""
+    n, m = len(metrics.eager.samples_ms), len(metrics.compiled.samples_ms)
+    return (
+        f"Step times are measured in blocks of {plural(metrics.eager.block_steps, 'step')} run back to back with one "
+        f"synchronisation per block, eager and compiled blocks alternating, {n if n == m else f'{n} and {m}'} "
+        f"blocks {'each' if n == m else 'respectively'}; medians are shown with 95 % bootstrap intervals, and CV "
+        "(standard deviation ÷ mean of the blocks) is the run-to-run noise."
+    )
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
@@ -73,7 +99,7 @@ def _summary(bundle: Bundle) -> str:
     recipe, metrics, env = manifest.recipe, manifest.metrics, manifest.environment
     device = f"{env.device} ({escape_md(env.device_name)})" if env else f"{recipe.device} (not probed)"
     torch = env.versions.torch if env else None
-    speedup = metrics.speedup
+    ci = (bundle.analysis.timing if bundle.analysis else None) or TimingSummary()
     items = [
         ("Model", code_span(recipe.model.ref)),
         ("Device", device),
@@ -81,13 +107,13 @@ def _summary(bundle: Bundle) -> str:
         ("Task", recipe.task),
         ("AMP", recipe.amp),
         ("Compile mode", escape_md(recipe.compile.mode)),
-        ("Eager median", _ms(metrics.eager.median_ms if metrics.eager else None)),
-        ("Compiled median", _ms(metrics.compiled.median_ms if metrics.compiled else None)),
-        ("Speedup", f"{speedup:.2f}×" if speedup is not None else MISSING),
+        ("Eager median", _median(metrics.eager, ci.eager_median_ci_ms, ci.eager_cv)),
+        ("Compiled median", _median(metrics.compiled, ci.compiled_median_ci_ms, ci.compiled_cv)),
+        ("Speedup", _speedup(metrics, ci)),
         ("Compile time", _compile_time(manifest)),
         ("Status", f"**{manifest.status.value}**"),
     ]
-    return "## Summary\n\n" + _bullets(items)
+    return "\n\n".join(part for part in ("## Summary", _bullets(items), _timing_method(metrics)) if part)
 
 
 CACHE_NOTES: dict[InductorCache, str] = {
@@ -285,9 +311,12 @@ def report_page(
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _speedup(metrics: Metrics) -> str:
+def _speedup(metrics: Metrics, timing: TimingSummary | None = None) -> str:
+    """`1.50×`; given a timing summary, with its interval: `1.50× (95 % interval 1.45–1.55×)`."""
     speedup = metrics.speedup
-    return f"{speedup:.2f}×" if speedup is not None else MISSING
+    if speedup is None:
+        return MISSING
+    return f"{speedup:.2f}×" if timing is None else f"{speedup:.2f}× ({_interval(timing.speedup_ci, '×')})"
 
 
 def _date(timestamp: str) -> str:

@@ -1,24 +1,51 @@
 """MyST text comparing the variants of one recipe (default vs reduce-overhead vs max-autotune, ...).
 
-Each variant ran in its own process with its own eager baseline, so speedups are within-process ratios.
+Each variant ran in its own process with its own eager baseline, so speedups are within-process ratios. One
+variant is faster or slower than another only where the 95 % intervals of their compiled medians (from the
+analysis, `Analysis.timing`) do not overlap; otherwise the difference is within noise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle import Analysis, Bundle, Kernel, Manifest, StepTimes
+from reportgen.bundle import Analysis, Bundle, Interval, Kernel, Manifest, StepTimes, TimingSummary
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 
-__all__ = ["kernel_diff", "variants_section"]
+__all__ = ["compiled_verdict", "kernel_diff", "variants_section"]
 
 _SHORT_KINDS = {"forward": "fwd", "backward": "bwd"}
 
 
-def _times(times: StepTimes | None) -> str:
-    return MISSING if times is None else f"{times.median_ms:.2f} ({times.q1_ms:.2f}–{times.q3_ms:.2f})"
+def _ms(value: float) -> str:
+    """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118`)."""
+    return f"{value:.2f}" if value >= 1 else f"{value:#.3g}"
+
+
+def _times(times: StepTimes | None, interval: Interval | None) -> str:
+    """The median and its interval, `80.00 (79.10–81.20)`."""
+    if times is None:
+        return MISSING
+    return f"{_ms(times.median_ms)} ({MISSING if interval is None else f'{_ms(interval.low)}–{_ms(interval.high)}'})"
+
+
+def _timing(bundle: Bundle) -> TimingSummary:
+    return (bundle.analysis.timing if bundle.analysis else None) or TimingSummary()
+
+
+def compiled_verdict(bundle: Bundle, base: Bundle) -> str:
+    """`faster` or `slower` than `base` when the intervals of the compiled medians do not overlap, else
+    `within noise`; `baseline` for `base` itself, MISSING without both intervals."""
+    if bundle.name == base.name:
+        return "baseline"
+    mine, theirs = _timing(bundle).compiled_median_ci_ms, _timing(base).compiled_median_ci_ms
+    if mine is None or theirs is None:
+        return MISSING
+    if mine.high < theirs.low:
+        return "faster"
+    return "slower" if mine.low > theirs.high else "within noise"
 
 
 def _busy(analysis: Analysis | None) -> str:
@@ -32,9 +59,9 @@ def _busy(analysis: Analysis | None) -> str:
     return ", ".join(parts) or MISSING
 
 
-def _row(bundle: Bundle) -> list[str]:
+def _row(bundle: Bundle, base: Bundle) -> list[str]:
     m = bundle.manifest
-    metrics = m.metrics
+    metrics, timing = m.metrics, _timing(bundle)
     speedup = metrics.speedup
     peak = metrics.peak_memory_compiled_bytes
     cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else MISSING
@@ -42,8 +69,9 @@ def _row(bundle: Bundle) -> list[str]:
         f"{{doc}}`{m.variant or m.name} <../{m.name}/index>`",
         escape_md(m.recipe.compile.mode),
         m.status.value,
-        _times(metrics.eager),
-        _times(metrics.compiled),
+        _times(metrics.eager, timing.eager_median_ci_ms),
+        _times(metrics.compiled, timing.compiled_median_ci_ms),
+        compiled_verdict(bundle, base),
         MISSING if speedup is None else f"{speedup:.2f}×",
         _compile(m),
         MISSING if peak is None else f"{peak / 2**20:.0f}",
@@ -106,16 +134,20 @@ def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
     """Side-by-side table of every variant of the bundle's recipe, and kernel diffs against the first."""
     if len(siblings) < 2:
         return ""
-    header = ["Variant", "Mode", "Status", "Eager ms (IQR)", "Compiled ms (IQR)", "Speedup", "Compile (s)",
-              "Peak memory (MiB)", "Busy % per graph", "CUDA graphs"]  # fmt: skip
+    base = siblings[0]
+    base_name = escape_md(base.manifest.variant or base.name)
+    header = ["Variant", "Mode", "Status", "Eager ms (95 % interval)", "Compiled ms (95 % interval)",
+              f"Compiled vs {base_name}", "Speedup", "Compile (s)", "Peak memory (MiB)", "Busy % per graph",
+              "CUDA graphs"]  # fmt: skip
     parts = [
         "## Variants",
         "Each variant ran in its own process with its own Inductor cache and its own eager baseline "
         "(timed interleaved with the compiled steps); busy % is PyTorch's `-p` definition where available. "
-        "Compile times are cold unless marked: a warm cache skips compilation and autotuning.",
-        list_table(header, [_row(b) for b in siblings]),
+        "Compile times are cold unless marked: a warm cache skips compilation and autotuning. "
+        "Step times are medians with their 95 % bootstrap intervals; a variant's compiled step is faster or "
+        f"slower than {base_name}'s only where the two intervals do not overlap, otherwise within noise.",
+        list_table(header, [_row(b, base) for b in siblings]),
     ]
-    base = siblings[0]
     if bundle is not base:
         parts.append(_diff_section(base, bundle))
     else:

@@ -23,9 +23,11 @@ from reportgen.analyze.findings import (
     graph_breaks,
     launch_bound,
     low_bandwidth,
+    no_significant_difference,
     recompiles,
 )
 from reportgen.analyze.peak import peak_bandwidth
+from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
     Analysis,
     Capture,
@@ -36,6 +38,7 @@ from reportgen.bundle import (
     GraphBreak,
     GraphKernel,
     HostInfo,
+    Interval,
     Kernel,
     KernelBenchmark,
     KernelTable,
@@ -45,10 +48,13 @@ from reportgen.bundle import (
     RegionEvidence,
     RunStatus,
     StepTimes,
+    TimingSummary,
     Versions,
+    load_bundle,
     reason_headline,
 )
 from reportgen.recipe.model import Recipe
+from tests.data import BUNDLES_DIR
 
 __all__: list[str] = []
 
@@ -163,7 +169,7 @@ def _diagnostics(**fields: Any) -> Capture:
 # --- compiled slower than eager ------------------------------------------------------------------------
 
 
-def test_compiled_slower_fires_with_times_and_iqr_verdict() -> None:
+def test_compiled_slower_fires_with_times_and_interval_verdict() -> None:
     apart = Metrics(eager=_times(80.0, 79.0, 81.0), compiled=_times(100.0, 98.0, 103.0))
     finding = compiled_slower(_inputs(_manifest(metrics=apart)))
     assert finding is not None
@@ -172,14 +178,42 @@ def test_compiled_slower_fires_with_times_and_iqr_verdict() -> None:
         "problem",
         "Compiled is slower than eager (0.80x)",
     )
-    assert "compiled 100.00 ms (IQR 98.00–103.00), eager 80.00 ms (IQR 79.00–81.00); speedup 0.80x" in finding.evidence
-    assert "do not overlap" in finding.evidence
+    assert finding.evidence.splitlines() == [
+        "Median step: compiled 100.00 ms (95 % interval 98.00–103.00 ms), eager 80.00 ms (95 % interval "
+        "79.00–81.00 ms); speedup 0.80x.",
+        "The speedup's 95 % interval 0.79–0.81x lies below 1 and the inter-quartile ranges do not overlap: the "
+        "slowdown is not run-to-run noise.",
+    ]
     assert 'mode="reduce-overhead"' in finding.suggestion and 'mode="max-autotune"' in finding.suggestion
 
-    overlapping = Metrics(eager=_times(99.0, 95.0, 104.0), compiled=_times(100.0, 96.0, 105.0))
-    noisy = compiled_slower(_inputs(_manifest(metrics=overlapping)))
-    assert noisy is not None and noisy.severity == "warning"
-    assert "The inter-quartile ranges overlap" in noisy.evidence
+
+def test_compiled_slower_beyond_the_noise_but_within_the_spread_is_a_warning() -> None:
+    # Compiled is 1 % slower in every pair of blocks: the interval excludes 1, the IQRs overlap.
+    small = Metrics(eager=_times(99.0, 95.0, 104.0), compiled=_times(100.0, 96.0, 105.0))
+    finding = compiled_slower(_inputs(_manifest(metrics=small)))
+    assert finding is not None and finding.severity == "warning"
+    assert "lies below 1, so the slowdown is not run-to-run noise; the inter-quartile ranges overlap" in (
+        finding.evidence
+    )
+    assert no_significant_difference(_inputs(_manifest(metrics=small))) is None
+
+
+def test_compiled_slower_on_recorded_samples() -> None:
+    recorded = load_bundle(BUNDLES_DIR / "fused_add_mul").manifest.metrics  # 0.94x, 20 blocks each
+    finding = compiled_slower(_inputs(_manifest(metrics=recorded)))
+    assert finding is not None and finding.severity == "problem"
+    assert "Median step: compiled 0.125 ms (95 % interval 0.12" in finding.evidence
+    assert "eager 0.118 ms (95 % interval 0.116–0.119 ms); speedup 0.94x." in finding.evidence
+    assert no_significant_difference(_inputs(_manifest(metrics=recorded))) is None
+
+
+def test_compiled_slower_without_samples_is_a_warning() -> None:
+    eager, compiled = _times(80.0, 79.0, 81.0), _times(100.0, 98.0, 103.0)
+    empty = Metrics(eager=eager.model_copy(update={"samples_ms": []}), compiled=compiled)
+    finding = compiled_slower(_inputs(_manifest(metrics=empty)))
+    assert finding is not None and finding.severity == "warning"
+    assert "compiled 100.00 ms (IQR 98.00–103.00 ms), eager 80.00 ms (IQR 79.00–81.00 ms)" in finding.evidence
+    assert "No samples to resample" in finding.evidence
 
 
 @pytest.mark.parametrize(
@@ -215,6 +249,75 @@ def test_compiled_slower_on_cpu_does_not_suggest_cuda_graphs() -> None:
     metrics = Metrics(eager=_times(1.0), compiled=_times(1.5))
     finding = compiled_slower(_inputs(_manifest(device="cpu", metrics=metrics)))
     assert finding is not None and "reduce-overhead" not in finding.suggestion
+
+
+# --- no significant difference -----------------------------------------------------------------------
+
+
+def _noisy() -> Metrics:
+    """Recorded eager blocks; compiled: the same blocks taken at other times, 1 % slower (0.99x)."""
+    eager = load_bundle(BUNDLES_DIR / "fused_add_mul").manifest.metrics.eager
+    assert eager is not None
+    samples = [x * 1.01 for x in eager.samples_ms[7:] + eager.samples_ms[:7]]
+    compiled = eager.model_copy(
+        update={"samples_ms": samples, **{f: getattr(eager, f) * 1.01 for f in ("median_ms", "q1_ms", "q3_ms")}}
+    )
+    return Metrics(eager=eager, compiled=compiled)
+
+
+def test_no_significant_difference_fires_with_interval_and_noise() -> None:
+    inputs = _inputs(_manifest(metrics=_noisy()))
+    finding = no_significant_difference(inputs)
+    assert finding is not None
+    assert (finding.rule, finding.severity, finding.title) == (
+        "no-significant-difference",
+        "info",
+        "No significant difference between compiled and eager (speedup 0.99x)",
+    )
+    summary = timing_summary(_noisy())
+    interval = summary.speedup_ci if summary is not None else None
+    assert interval is not None and interval.low < 1.0 < interval.high
+    lines = finding.evidence.splitlines()
+    assert lines[0] == (
+        f"Speedup 0.99x, 95 % interval {interval.low:.2f}–{interval.high:.2f}x: the interval contains 1, so this "
+        "run cannot tell compiled from eager."
+    )
+    assert lines[1].startswith("Median step: compiled 0.119 ms (95 % interval ")
+    assert lines[2] == (
+        "Run-to-run noise (coefficient of variation of the blocks): eager 13.9 %, compiled 13.9 %; 20 blocks of "
+        "1 step each."
+    )
+    assert "`profile.steps`" in finding.suggestion and "quieter machine" in finding.suggestion
+
+
+def test_no_significant_difference_replaces_compiled_slower() -> None:
+    noisy = _noisy()
+    assert noisy.speedup is not None and noisy.speedup < 1.0
+    assert compiled_slower(_inputs(_manifest(metrics=noisy))) is None
+    found = [f.rule for f in findings(_manifest(metrics=noisy), None, _analysis())]
+    assert found == ["no-significant-difference"]
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [
+        Metrics(eager=_times(100.0), compiled=_times(80.0)),  # faster beyond the noise
+        Metrics(eager=_times(80.0), compiled=_times(100.0)),  # slower beyond the noise
+        Metrics(eager=_times(100.0)),  # compiled not timed
+    ],
+)
+def test_no_significant_difference_quiet_outside_the_interval(metrics: Metrics) -> None:
+    assert no_significant_difference(_inputs(_manifest(metrics=metrics))) is None
+
+
+def test_timing_rules_read_the_analysis_timing() -> None:
+    slower = Metrics(eager=_times(80.0), compiled=_times(100.0))  # its own samples: 0.80x beyond the noise
+    stored = TimingSummary(speedup_ci=Interval(low=0.7, high=1.1))
+    inputs = _inputs(_manifest(metrics=slower), analysis=_analysis(timing=stored))
+    finding = no_significant_difference(inputs)
+    assert finding is not None and "95 % interval 0.70–1.10x" in finding.evidence
+    assert "Run-to-run noise (coefficient of variation of the blocks): eager unknown" in finding.evidence
+    assert compiled_slower(inputs) is None
 
 
 # --- graph breaks --------------------------------------------------------------------------------------
@@ -449,7 +552,7 @@ def test_findings_run_rules_in_order_without_capture() -> None:
     metrics = Metrics(eager=_times(1.0, 0.9, 1.1), compiled=_times(2.0, 1.9, 2.1))
     found = findings(_manifest(device="cpu", metrics=metrics), None, _analysis([_graph(10.0)]))
     assert [f.rule for f in found] == ["compiled-slower", "cpu-run"]
-    assert len(RULES) == 7
+    assert len(RULES) == 8
     assert findings(_manifest(), Capture(), _analysis()) == []
 
 
@@ -457,6 +560,7 @@ def test_analyze_fills_regions_and_findings(tmp_path: Path) -> None:
     (tmp_path / "trace.json.gz").write_bytes(H200.read_bytes())
     analysis = analyze(tmp_path, _manifest(), _diagnostics(graph_breaks=[GraphBreak(reason=BREAK_REASON)]))
     assert analysis.regions == RegionEvidence(compiled_regions=1, nested_regions=0)
+    assert analysis.timing is not None and analysis.timing == timing_summary(_manifest().metrics)
     assert [f.rule for f in analysis.findings] == ["graph-breaks", "launch-bound"]
     assert "1 compiled region," in analysis.findings[0].evidence
     assert Analysis.model_validate_json(analysis.model_dump_json()) == analysis

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.bundle import RunStatus, load_bundle
+from reportgen.bundle import Bundle, Interval, RunStatus, TimingSummary, load_bundle
 from reportgen.render import render_site_pages
 from reportgen.render.markup import code_block, code_span, escape_md
 from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
@@ -155,3 +155,72 @@ def test_report_page_gives_the_variants_own_description(tmp_path: Path, make_bun
     assert "\n**Variant `max-autotune`**: autotuned GEMM templates \\<b\\>, CUDA graphs.\n" in page
     plain = report_page(bundle, CHARTS)
     assert "**Variant" not in plain
+
+
+TIMING = TimingSummary(
+    eager_median_ci_ms=Interval(low=118.8, high=121.2),
+    compiled_median_ci_ms=Interval(low=79.2, high=80.8),
+    speedup_ci=Interval(low=1.46, high=1.53),
+    eager_cv=0.026,
+    compiled_cv=0.025,
+    resamples=2000,
+    paired=True,
+)
+METHOD = (
+    "Step times are measured in blocks of {steps} run back to back with one synchronisation per block, eager and "
+    "compiled blocks alternating, {blocks}; medians are shown with 95 % bootstrap intervals, and CV (standard "
+    "deviation ÷ mean of the blocks) is the run-to-run noise."
+)
+
+
+def _with_timing(bundle: Bundle, timing: TimingSummary | None) -> Bundle:
+    assert bundle.analysis is not None
+    return dataclasses.replace(bundle, analysis=bundle.analysis.model_copy(update={"timing": timing}))
+
+
+def test_summary_shows_intervals_noise_and_the_timing_method(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = _with_timing(load_bundle(make_bundle(tmp_path, "mixnet")), TIMING)
+    summary = report_page(bundle, CHARTS).split("## Summary\n\n", 1)[1].split("\n\n## ", 1)[0]
+    bullets, method = summary.split("\n\n")
+    assert "- **Eager median:** 120.00 ms (95 % interval 118.80–121.20 ms), CV 2.6 %" in bullets.splitlines()
+    assert "- **Compiled median:** 80.00 ms (95 % interval 79.20–80.80 ms), CV 2.5 %" in bullets.splitlines()
+    assert "- **Speedup:** 1.50× (95 % interval 1.46–1.53×)" in bullets.splitlines()
+    assert method == METHOD.format(steps="1 step", blocks="5 blocks each")
+
+
+def test_timing_method_names_block_size_and_uneven_counts(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = load_bundle(make_bundle(tmp_path, "mixnet"))
+    metrics = bundle.manifest.metrics
+    assert metrics.eager is not None and metrics.compiled is not None
+    eager = metrics.eager.model_copy(update={"block_steps": 5})
+    compiled = metrics.compiled.model_copy(update={"block_steps": 5, "samples_ms": metrics.compiled.samples_ms[:4]})
+    manifest = bundle.manifest.model_copy(
+        update={"metrics": metrics.model_copy(update={"eager": eager, "compiled": compiled})}
+    )
+    page = report_page(dataclasses.replace(bundle, manifest=manifest), CHARTS)
+    assert METHOD.format(steps="5 steps", blocks="5 and 4 blocks respectively") in page
+
+
+def test_summary_without_timing_marks_intervals_unknown(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    page = report_page(load_bundle(make_bundle(tmp_path, "mixnet")), CHARTS)  # analysed before timing existed
+    assert "- **Eager median:** 120.00 ms (95 % interval —), CV —\n" in page
+    assert "- **Speedup:** 1.50× (95 % interval —)\n" in page
+    assert "Step times are measured in blocks of 1 step" in page
+    failed = report_page(load_bundle(make_bundle(tmp_path, "crash", status=RunStatus.failed)), ChartFiles())
+    assert "- **Eager median:** —\n" in failed and "- **Speedup:** —\n" in failed
+    assert "Step times are measured" not in failed
+
+
+def test_summary_shows_sub_millisecond_steps_to_three_digits() -> None:
+    timing = TimingSummary(
+        eager_median_ci_ms=Interval(low=0.11622, high=0.11921),
+        compiled_median_ci_ms=Interval(low=0.12253, high=0.12909),
+        speedup_ci=Interval(low=0.912, high=0.959),
+        eager_cv=0.139,
+        compiled_cv=0.202,
+    )
+    page = report_page(_with_timing(load_bundle(GPU_BUNDLE), timing), ChartFiles())
+    assert "- **Eager median:** 0.118 ms (95 % interval 0.116–0.119 ms), CV 13.9 %\n" in page
+    assert "- **Compiled median:** 0.125 ms (95 % interval 0.123–0.129 ms), CV 20.2 %\n" in page
+    assert "- **Speedup:** 0.94× (95 % interval 0.91–0.96×)\n" in page
+    assert METHOD.format(steps="1 step", blocks="20 blocks each") in page
