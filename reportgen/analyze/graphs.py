@@ -16,11 +16,13 @@ the graph call `RegionIndex.call_at(anchor thread, anchor ts)` finds; work ancho
 A graph is an identity with at least one call span or with work. Graphs are numbered in order of their
 first call; a graph called in several contexts takes the first kind of backward, forward, inference,
 unknown found among its calls. With `ProfilerStep#N` spans only work anchored, and calls starting, inside a
-step count; without them the whole trace is one step (-1), from the first CPU event or kernel to the last
-end. A graph's `busy_union_percent` sums, over its calls, the union of the call's kernel intervals and the
-call's window [min(call start, first kernel start), max(call end, last kernel end)] (kernels start after
-their launch, so the window starts at the call span except for CPU-side wrapper work before it). On CPU
-traces a kernel's time is the op's self time, and busy intervals are the counted ops' full [start, end).
+step count toward graphs and kernel time; without them the whole trace is one step (-1), from the first CPU
+event or kernel to the last end. Steps' windows never overlap and their busy time is all work inside them,
+whichever step launched it (`timeline.py` defines both). A graph's `busy_union_percent` sums, over its calls,
+the union of the call's kernel intervals and the call's window [min(call start, first kernel start),
+max(call end, last kernel end)] (kernels start after their launch, so the window starts at the call span
+except for CPU-side wrapper work before it). On CPU traces a kernel's time is the op's self time, and busy
+intervals are the counted ops' full [start, end).
 """
 
 from __future__ import annotations
@@ -110,7 +112,9 @@ def attribute_graphs(trace: Trace, device: Device) -> GraphAttribution:
     counted = [i for i, call in enumerate(index.calls) if not steps or _step_at(steps, step_starts, call.start) >= 0]
     graphs = _graph_analyses(index.calls, counted, work, call_of, device)
     windows = _windows(scan, steps, work, [work_steps[i] for i in kept])
-    step_list, idle, timeline = step_analyses(windows)
+    all_starts = np.array([item.start for item in scan.work], dtype=np.float64)
+    all_ends = np.array([item.end for item in scan.work], dtype=np.float64)
+    step_list, idle, timeline = step_analyses(windows, all_starts, all_ends)
     return GraphAttribution(graphs=graphs, steps=step_list, idle=idle, timeline=timeline)
 
 
@@ -263,7 +267,7 @@ def _window_us(call: GraphCall, items: Sequence[_Work]) -> float:
 
 
 def _windows(scan: _Scan, steps: Sequence[Span], work: Sequence[_Work], work_steps: Sequence[int]) -> list[StepWindow]:
-    """One window per `ProfilerStep#N` span, or the whole trace as step -1 without any."""
+    """One window per `ProfilerStep#N` span (never overlapping), or the whole trace as step -1 without any."""
     starts = np.array([item.start for item in work], dtype=np.float64)
     ends = np.array([item.end for item in work], dtype=np.float64)
     times = np.array([item.time_us for item in work], dtype=np.float64)

@@ -145,27 +145,45 @@ class GraphAnalysis(BundleModel):
 
 
 class StepAnalysis(BundleModel):
-    """Device busy time of one profiled step.
+    """Device busy time of one profiled step, over a window; the steps' windows never overlap.
 
-    The step's window is its CPU-side `ProfilerStep#N` span, extended to the end of the last kernel launched
-    inside it; a kernel belongs to the step its launch lies in.
+    A kernel belongs to the step its launch lies in (`kernel_time_us`). Window k runs from the end of window
+    k-1 (the first from its `ProfilerStep#N` span start, or its first kernel's start if earlier; a step whose
+    span starts after window k-1 ends starts there) to its span's end or the end of the last kernel launched
+    in it, whichever is later, and never before its own start. With `prof.step()`'s back-to-back spans the
+    windows tile the profiled steps' time, so no moment counts twice when the GPU lags the CPU. Busy is the
+    union of all device work inside the window, clipped to it, whichever step launched it: the GPU still
+    running step k-1's kernels keeps step k busy. Without step markers the whole trace is one window (step -1).
     """
 
     step: int = Field(description="N of `ProfilerStep#N`; -1 = the trace has no step markers (whole trace).")
+    window: Literal["step", "whole trace"] = Field(
+        default="step",
+        description="`step`: the step window above; `whole trace`: no step markers, one window from the first "
+        "CPU event or kernel to the last end (CPU-only time before the first kernel counts as idle).",
+    )
+    window_start_us: float = Field(default=0.0, description="Window start, on the trace's clock.")
     wall_us: float = Field(description="Window length.")
-    kernel_time_us: float = Field(description="Sum of kernel durations (concurrent streams add up).")
-    busy_union_us: float = Field(description="Union of the kernel intervals (no double counting).")
+    kernel_time_us: float = Field(description="Sum of the durations of the kernels launched in the step.")
+    busy_union_us: float = Field(description="Union of all kernel intervals inside the window (no double counting).")
     busy_percent: float = Field(description="busy_union_us ÷ wall_us x 100.")
     idle_us: float = Field(description="wall_us - busy_union_us: the window's uncovered stretches.")
     gap_count: int = Field(description="Number of uncovered stretches (idle gaps) in the window.")
+    note: str | None = Field(
+        default=None,
+        description="Why the window is doubtful (plain text), e.g. kernels covering under 10 % of it; None if not.",
+    )
 
 
 class IdleHistogram(BundleModel):
-    """Idle gaps of all profiled steps by length: counts[i] gaps with edges_us[i] <= length < edges_us[i+1]."""
+    """Idle gaps of all profiled steps by length: counts[i] gaps with edges_us[i] <= length < edges_us[i+1].
+
+    Gaps are taken over adjoining step windows together: a gap across a step boundary counts once, whole.
+    """
 
     edges_us: list[float] = Field(description="Bin edges; the last one is a large number standing for +inf.")
     counts: list[int]
-    total_idle_us: float
+    total_idle_us: float = Field(description="Sum of the gaps: the steps' idle_us summed.")
 
 
 class Finding(BundleModel):

@@ -7,12 +7,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, KernelBenchmark, Manifest, PeakBandwidth
+from reportgen.bundle import (
+    SEED_BUCKETS,
+    Analysis,
+    Capture,
+    GraphAnalysis,
+    KernelBenchmark,
+    Manifest,
+    PeakBandwidth,
+    StepAnalysis,
+)
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table
 from reportgen.render.sources import SourcePages, source_link
 
-__all__ = ["BUSY_EXPLAINED", "busy_section", "graph_kernels_section", "kernel_benchmarks_section"]
+__all__ = [
+    "BUSY_EXPLAINED",
+    "STEP_WINDOWS",
+    "WHOLE_TRACE_WINDOW",
+    "busy_section",
+    "graph_kernels_section",
+    "kernel_benchmarks_section",
+]
 
 _MAX_OPS = 6
 
@@ -68,6 +84,37 @@ def _graph_row(graph: GraphAnalysis) -> list[str]:
     ]
 
 
+STEP_WINDOWS = (
+    "Each step's window runs from its `ProfilerStep#N` span's start or the end of the previous step's window, "
+    "whichever is later, to the end of its span or of the last kernel launched in it, whichever is later: windows "
+    "never overlap and no time counts twice. Busy is all device work inside the window, whichever step launched "
+    "it, so a GPU still running the previous step's kernels counts as busy; kernel time counts the kernels "
+    "launched in the step."
+)
+WHOLE_TRACE_WINDOW = (
+    "The trace has no `ProfilerStep#N` markers, so the whole trace is one window, from its first CPU event or "
+    "kernel to its last end: CPU-only time before the first kernel (compilation, warm-up) counts as idle."
+)
+
+
+def _windows_text(steps: Sequence[StepAnalysis]) -> str:
+    """The sentence naming the window the step table's numbers are taken over."""
+    return WHOLE_TRACE_WINDOW if any(s.window == "whole trace" for s in steps) else STEP_WINDOWS
+
+
+def _window_warning(steps: Sequence[StepAnalysis]) -> list[str]:
+    """A warning listing the notes of doubtful windows, if any."""
+    items = [
+        f"- {'Whole trace' if s.window == 'whole trace' else f'Step {s.step}'}: {escape_md(s.note)}"
+        for s in steps
+        if s.note
+    ]
+    if not items:
+        return []
+    lead = "The busy and idle figures of these windows are doubtful:"
+    return ["```{warning}\n" + "\n".join([lead, "", *items]) + "\n```"]
+
+
 def busy_section(analysis: Analysis, timeline_png: str | None, idle_png: str | None, figure: object) -> str:
     """GPU busy per graph (both definitions, with the seed's category split) and per step."""
     parts = ["## GPU busy", BUSY_EXPLAINED]
@@ -98,7 +145,8 @@ def busy_section(analysis: Analysis, timeline_png: str | None, idle_png: str | N
             for s in analysis.steps
         ]
         header = ["Step", "Wall (ms)", "Kernel time (ms)", "Busy union (ms)", "Busy (%)", "Idle (ms)", "Gaps"]
-        parts.append(list_table(header, rows, "Profiled steps"))
+        parts += [_windows_text(analysis.steps), list_table(header, rows, "Profiled steps")]
+        parts += _window_warning(analysis.steps)
     for png, alt, caption in (
         (timeline_png, "Timeline of one step: busy vs idle", "Device activity in the median profiled step."),
         (idle_png, "Histogram of idle gaps", "Idle gaps by length; many short gaps point at launch overhead."),

@@ -173,6 +173,7 @@ def test_gpu_user_annotation_is_not_work() -> None:
     (step,) = result.steps
     # whole trace: the 200 us annotation neither extends the window nor counts as busy
     assert (step.step, step.wall_us, step.kernel_time_us, step.busy_union_us) == (-1, 130.0, 38.0, 38.0)
+    assert (step.window, step.window_start_us, step.note) == ("whole trace", 0.0, None)
     assert step.idle_us == 92.0
     assert step.gap_count == 4
 
@@ -213,6 +214,8 @@ def test_training_steps() -> None:
         (2, 1100.0, 278.0, 258.0, 842.0, 6),
     ]
     assert result.steps[0].busy_percent == pytest.approx(100 * 258 / 1100)
+    # the spans are 1000 us apart: step 2's window starts at its span, the time between lies in no window
+    assert [(s.window, s.window_start_us, s.note) for s in result.steps] == [("step", 0, None), ("step", 2000, None)]
     assert result.idle is not None
     assert result.idle.total_idle_us == 2 * 842.0
     assert sum(result.idle.counts) == 12
@@ -438,8 +441,15 @@ def test_h200_steps(h200_trace: Trace) -> None:
         (2, 91716.2, 31131.1, 33.94, 2057),
         (3, 91340.7, 31133.4, 34.08, 2053),
     ]
+    # the markers' spans adjoin and no step's kernels run past the next step's start: the windows tile the
+    # three steps without overlap, over the same time as the whole-trace window
+    ends = [s.window_start_us + s.wall_us for s in result.steps]
+    assert [s.window_start_us for s in result.steps[1:]] == ends[:-1]
+    assert sum(s.wall_us for s in result.steps) == pytest.approx(ends[-1] - result.steps[0].window_start_us)
+    assert [s.note for s in result.steps] == [None] * 3
     assert result.idle is not None
     assert result.idle.total_idle_us == pytest.approx(sum(s.idle_us for s in result.steps))
+    assert sum(result.idle.counts) == 6163  # the whole trace's gaps: none cut in two at a step boundary
     assert len(result.timeline) == 2056  # step 3, the median wall
     assert result.timeline[-1][1] <= result.steps[2].wall_us
 

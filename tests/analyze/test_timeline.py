@@ -9,6 +9,7 @@ from reportgen.analyze.timeline import (
     IDLE_EDGES_US,
     OPEN_END_US,
     StepWindow,
+    clip_intervals,
     coarsen,
     gaps_us,
     idle_histogram,
@@ -17,6 +18,7 @@ from reportgen.analyze.timeline import (
     step_windows,
     union_us,
     whole_trace_window,
+    window_note,
 )
 
 __all__: list[str] = []
@@ -101,6 +103,47 @@ def test_step_analyses_busy_idle_and_timeline() -> None:
     assert timeline == [(10, 40), (60, 70)]
 
 
+def test_step_analyses_count_all_work_in_the_window_whichever_step_launched_it() -> None:
+    # step 1 launched (0, 150), which runs into step 2's window; step 2 launched (160, 190)
+    windows = [_window(1, 0, 100, [(0, 150)]), _window(2, 100, 200, [(160, 190)])]
+    steps, histogram, _ = step_analyses(windows)
+    assert [(s.window_start_us, s.wall_us, s.kernel_time_us, s.busy_union_us, s.gap_count) for s in steps] == [
+        (0, 100, 150, 100, 0),
+        (100, 100, 30, 80, 2),
+    ]
+    assert histogram is not None and histogram.total_idle_us == 20
+    # explicit work: a kernel launched outside every step keeps step 1 busy too
+    steps, _, _ = step_analyses(windows, [0, 160, 40], [150, 190, 60])
+    assert [s.busy_union_us for s in steps] == [100, 80]
+
+
+def test_idle_histogram_joins_a_gap_across_adjoining_windows() -> None:
+    # a gap [80, 130) across the boundary at 100: two gaps in the steps, one of 50 us in the histogram
+    windows = [_window(1, 0, 100, [(0, 80)]), _window(2, 100, 200, [(130, 200)]), _window(3, 300, 400, [])]
+    steps, histogram, _ = step_analyses(windows)
+    assert [(s.idle_us, s.gap_count) for s in steps] == [(20, 1), (30, 1), (100, 1)]
+    assert histogram is not None
+    assert sum(histogram.counts) == 2
+    assert histogram.counts[IDLE_EDGES_US.index(50)] == 1  # 50 us, not 20 + 30
+    assert histogram.total_idle_us == 150
+
+
+def test_clip_intervals() -> None:
+    starts, ends = np.array([0.0, 20, 40, 60]), np.array([10.0, 30, 50, 70])
+    assert _pairs(*clip_intervals(starts, ends, 25, 45)) == [(25, 30), (40, 45)]
+    assert _pairs(*clip_intervals(starts, ends, 10, 20)) == []
+    assert _pairs(*clip_intervals(starts, ends, -5, 100)) == _pairs(starts, ends)
+
+
+def test_window_note() -> None:
+    busy = np.array([10.0]), np.array([15.0])
+    assert window_note(_window(1, 0, 20, []), *busy) is None
+    assert "its kernels span only 0.005 ms (5.0 %)" in (window_note(_window(1, 0, 100, []), *busy) or "")
+    assert "empty" in (window_note(_window(1, 5, 5, []), np.empty(0), np.empty(0)) or "")
+    whole = whole_trace_window(0, 40, *busy, busy[1] - busy[0])
+    assert "more CPU-only time before the first kernel" in (window_note(whole, *busy) or "")  # 10 us > 5 us span
+
+
 def test_step_analyses_without_windows() -> None:
     assert step_analyses([]) == ([], None, [])
 
@@ -110,7 +153,9 @@ def test_step_windows_group_and_extend() -> None:
     ends = np.array([10.0, 60, 120, 140])
     ids = np.array([0, 0, 0, 1])
     windows = step_windows([(1, 0, 100), (2, 100, 200)], starts, ends, ends - starts, ids)
-    assert [(w.step, w.start_us, w.end_us, w.kernel_time_us) for w in windows] == [(1, 0, 120, 40), (2, 100, 200, 10)]
+    # step 2 starts where step 1's window ends (120), no longer at its span start (100): the old windows
+    # overlapped over [100, 120) and counted it twice
+    assert [(w.step, w.start_us, w.end_us, w.kernel_time_us) for w in windows] == [(1, 0, 120, 40), (2, 120, 200, 10)]
     assert windows[0].starts_us.tolist() == [5, 50, 95]
 
 
@@ -118,5 +163,6 @@ def test_whole_trace_window() -> None:
     starts, ends = np.array([5.0, 50]), np.array([10.0, 160])
     window = whole_trace_window(0, 100, starts, ends, ends - starts)
     assert (window.step, window.start_us, window.end_us, window.kernel_time_us) == (-1, 0, 160, 115)
+    assert window.whole_trace
     empty = whole_trace_window(float("inf"), float("-inf"), np.empty(0), np.empty(0), np.empty(0))
     assert (empty.start_us, empty.end_us) == (0, 0)

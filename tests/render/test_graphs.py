@@ -13,7 +13,13 @@ from reportgen.bundle import (
     StepAnalysis,
 )
 from reportgen.recipe.model import Recipe
-from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
+from reportgen.render.graphs import (
+    STEP_WINDOWS,
+    WHOLE_TRACE_WINDOW,
+    busy_section,
+    graph_kernels_section,
+    kernel_benchmarks_section,
+)
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import figure
 
@@ -73,6 +79,37 @@ def test_busy_section_shows_both_definitions_per_graph_and_step() -> None:
     )
     assert "* - 1\n  - 2.000\n  - 0.200\n  - 0.190\n  - 9.5\n  - 1.810\n  - 12" in text
     assert "```{figure} timeline.png" in text
+
+
+def test_busy_section_names_the_step_window_and_warns_of_doubtful_ones() -> None:
+    analysis = _analysis()
+    text = busy_section(analysis, None, None, figure)
+    assert STEP_WINDOWS in text and "never overlap" in text
+    assert "{warning}" not in text
+    noted = analysis.steps[0].model_copy(update={"step": 2, "note": "Kernels span 0.1 ms (1.0 %): *idle*"})
+    text = busy_section(analysis.model_copy(update={"steps": [*analysis.steps, noted]}), None, None, figure)
+    warning = text[text.index("```{warning}") :]
+    assert warning.startswith("```{warning}\nThe busy and idle figures of these windows are doubtful:\n\n")
+    assert "- Step 2: Kernels span 0.1 ms \\(1.0 \\%\\)\\: \\*idle\\*\n```" in warning
+    assert "Step 1:" not in warning
+
+
+def test_busy_section_says_the_whole_trace_was_the_window() -> None:
+    whole = StepAnalysis(
+        step=-1,
+        window="whole trace",
+        wall_us=31000.0,
+        kernel_time_us=990.0,
+        busy_union_us=990.0,
+        busy_percent=3.2,
+        idle_us=30010.0,
+        gap_count=1,
+        note="The whole-trace window (no ProfilerStep#N markers) lasts 31.000 ms",
+    )
+    text = busy_section(_analysis().model_copy(update={"steps": [whole]}), None, None, figure)
+    assert WHOLE_TRACE_WINDOW in text and STEP_WINDOWS not in text
+    assert "* - whole trace\n  - 31.000" in text
+    assert "- Whole trace: The whole\\-trace window \\(no ProfilerStep\\#N markers\\) lasts 31.000 ms\n```" in text
 
 
 def test_graph_kernels_lists_fused_aten_ops() -> None:
