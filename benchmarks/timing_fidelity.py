@@ -105,6 +105,12 @@ def _seed_runs(manifest: Manifest, bundle: Path, env: dict[str, str]) -> list[tu
         )
         wall_s = time.perf_counter() - started
         profiles = parse_seed_output(out.stdout)
+        busy = (
+            f"busy {profiles[-1].busy_percent:.1f} %, {profiles[-1].wall_ms:.2f} ms per call"
+            if profiles
+            else "no report"
+        )
+        print(f"-p {module.path}: {wall_s:.1f} s, {busy}", flush=True)
         if not profiles:
             print(f"{module.path}: no -p report (exit {out.returncode})\n{out.stderr[-2000:]}", file=sys.stderr)
         runs.append((profiles[-1] if profiles else None, wall_s))
@@ -156,41 +162,53 @@ def _graph_table(analysis: Analysis, seeds: list[tuple[SeedProfile | None, float
     return rows
 
 
-def compare(recipe_path: Path, variant: str | None, work: Path) -> dict[str, object]:
-    """Run all three in this sitting and print the tables; returns the numbers."""
+def compare(recipe_path: Path, variant: str | None, work: Path, json_out: Path | None = None) -> dict[str, object]:
+    """Run all three in this sitting, printing each table as soon as its numbers exist; returns the numbers."""
+    result: dict[str, object] = {}
+
+    def keep(**fields: object) -> None:
+        result.update(fields)
+        if json_out is not None:
+            json_out.write_text(json.dumps(result, indent=2))
+
     bundle_dir, run_wall_s = _run_reportgen(recipe_path, variant, work)
     bundle = load_bundle(bundle_dir)
     assert bundle.analysis is not None, f"{bundle_dir} has no analysis"
-    env = _env(_recipe(recipe_path, variant), work / "cache" / bundle_dir.name)
+    env = bundle.manifest.environment
+    print(
+        f"\n{bundle_dir.name} on {env.gpus[0].name if env and env.gpus else 'cpu'}: run {run_wall_s:.1f} s", flush=True
+    )
+    keep(bundle=bundle_dir.name, run_wall_s=run_wall_s, stages_s=bundle.manifest.metrics.stages_s)
+    run_env = _env(_recipe(recipe_path, variant), work / "cache" / bundle_dir.name)
     bare_out = subprocess.run(
         [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else []),
-        env=env,
+        env=run_env,
         capture_output=True,
         text=True,
         check=True,
     )
     bare = json.loads(bare_out.stdout.strip().splitlines()[-1])
-    seeds = _seed_runs(bundle.manifest, bundle_dir, env)
-    compile_s = bundle.manifest.metrics.compile_time_s or 0.0
-    manual_s = compile_s + sum(wall for _, wall in seeds)
-    print(
-        f"\n{bundle_dir.name}: {bundle.manifest.environment.gpus[0].name if bundle.manifest.environment and bundle.manifest.environment.gpus else 'cpu'}"
-    )
     print(tabulate(_step_table(bundle.manifest, bare), headers=["step (median)", "reportgen", "bare loop", "diff"]))
+    keep(bare=bare)
+    seeds = _seed_runs(bundle.manifest, bundle_dir, run_env)
     print()
     print(tabulate(_graph_table(bundle.analysis, seeds), headers=["graph", "reportgen", "-p", "diff", ""]))
+    compile_s = bundle.manifest.metrics.compile_time_s or 0.0
+    manual_s = compile_s + sum(wall for _, wall in seeds)
     print(
         f"\nreportgen run {run_wall_s:.1f} s; first-call compile {compile_s:.1f} s + -p runs "
         f"{' + '.join(f'{w:.1f}' for _, w in seeds)} s = {manual_s:.1f} s; ratio {run_wall_s / manual_s:.2f}"
     )
-    return {
-        "bundle": bundle_dir.name,
-        "run_wall_s": run_wall_s,
-        "compile_s": compile_s,
-        "bare": bare,
-        "seed_walls_s": [w for _, w in seeds],
-        "ratio": run_wall_s / manual_s,
-    }
+    keep(
+        compile_s=compile_s,
+        seeds=[
+            {"busy": s.busy_percent, "wall_ms": s.wall_ms, "categories": s.categories_percent} if s else None
+            for s, _ in seeds
+        ],
+        seed_walls_s=[w for _, w in seeds],
+        ratio=run_wall_s / manual_s,
+    )
+    return result
 
 
 def main() -> int:
@@ -205,9 +223,7 @@ def main() -> int:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
     work = args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))
-    result = compare(args.recipe.resolve(), args.variant, work)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    compare(args.recipe.resolve(), args.variant, work, args.json)
     return 0
 
 
