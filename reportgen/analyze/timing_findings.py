@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reportgen.bundle import Finding, Interval, StepTimes, TimingSummary
+from reportgen.bundle import Finding, Interval, StepTimes, TimingSummary, format_ms
 from reportgen.recipe import CompileOptions
 
 if TYPE_CHECKING:  # findings imports this module for its RULES
@@ -100,9 +100,7 @@ def _median(times: StepTimes, interval: Interval | None) -> str:
     return f"{_ms(times.median_ms)} ms ({_interval(interval, ' ms')})"
 
 
-def _ms(value: float) -> str:
-    """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118`)."""
-    return f"{value:.2f}" if value >= 1 else f"{value:#.3g}"
+_ms = format_ms
 
 
 def _cv(cv: float | None) -> str:

@@ -99,6 +99,7 @@ from reportgen.bundle.store import (
 from reportgen.bundle.timing import (
     Interval,
     TimingSummary,
+    format_ms,
 )
 
 __all__ = [
@@ -162,6 +163,7 @@ __all__ = [
     "WrapperInfo",
     "WrapperKind",
     "category_color",
+    "format_ms",
     "iter_bundles",
     "load_bundle",
     "module_dir",

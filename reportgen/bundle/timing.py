@@ -6,7 +6,13 @@ from pydantic import Field
 
 from reportgen.bundle.base import BundleModel
 
-__all__ = ["Interval", "TimingSummary"]
+__all__ = ["Interval", "TimingSummary", "format_ms"]
+
+
+def format_ms(value: float) -> str:
+    """A step time in milliseconds as every page and finding writes it: 2 decimals from 1 ms up, else 3
+    significant digits (`0.118`)."""
+    return f"{value:.2f}" if value >= 1 else f"{value:#.3g}"
 
 
 class Interval(BundleModel):

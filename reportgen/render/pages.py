@@ -24,6 +24,7 @@ from reportgen.bundle import (
     RunStatus,
     StepTimes,
     TimingSummary,
+    format_ms,
 )
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table, plural
@@ -60,7 +61,7 @@ class BrokenBundle:
 
 def _ms(value: float | None, unit: str = " ms") -> str:
     """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118 ms`)."""
-    return MISSING if value is None else (f"{value:.2f}" if value >= 1 else f"{value:#.3g}") + unit
+    return MISSING if value is None else format_ms(value) + unit
 
 
 def _interval(interval: Interval | None, unit: str) -> str:

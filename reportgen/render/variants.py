@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle import Analysis, Bundle, Interval, Kernel, Manifest, StepTimes, TimingSummary
+from reportgen.bundle import Analysis, Bundle, Interval, Kernel, Manifest, StepTimes, TimingSummary, format_ms
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table
@@ -19,9 +19,7 @@ __all__ = ["compiled_verdict", "kernel_diff", "variants_section"]
 _SHORT_KINDS = {"forward": "fwd", "backward": "bwd"}
 
 
-def _ms(value: float) -> str:
-    """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118`)."""
-    return f"{value:.2f}" if value >= 1 else f"{value:#.3g}"
+_ms = format_ms
 
 
 def _times(times: StepTimes | None, interval: Interval | None) -> str:
