@@ -222,3 +222,35 @@ def test_real_traces_analyse_as_one_whole_trace_window(path: Path) -> None:
     assert result.idle is not None
     assert sum(result.idle.counts) == step.gap_count
     assert result.idle.total_idle_us == pytest.approx(step.idle_us)
+
+
+def test_gpu_trace_of_back_to_back_steps() -> None:
+    """A real H100 trace, steps launched back to back: windows tile the steps, busy = union of all device work."""
+    import numpy as np
+
+    from reportgen.analyze import attribute_graphs
+    from reportgen.formats import GPU_WORK_CATS, read_trace
+    from tests.data import H100_BACK_TO_BACK_TRACE
+
+    trace = read_trace(H100_BACK_TO_BACK_TRACE, "cuda")
+    steps = attribute_graphs(trace, "cuda").steps
+    assert [s.step for s in steps] == [1, 2, 3]
+    work = sorted(
+        (e.ts, e.ts + e.dur)
+        for e in trace.records()
+        if e.cat in GPU_WORK_CATS and e.ts is not None and e.dur is not None
+    )
+    starts, ends = np.array([w[0] for w in work]), np.array([w[1] for w in work])
+    previous_end = -np.inf
+    for step in steps:
+        start, end = step.window_start_us, step.window_start_us + step.wall_us
+        assert start >= previous_end - 1e-6  # never overlapping
+        previous_end = end
+        clipped = sorted(zip(np.clip(starts, start, end), np.clip(ends, start, end), strict=True))
+        union, reach = 0.0, start
+        for s, e in clipped:
+            if e > reach:
+                union += e - max(s, reach)
+                reach = e
+        assert abs(step.busy_percent - 100 * union / step.wall_us) <= 0.5
+        assert step.note is None

@@ -7,6 +7,7 @@ from pathlib import Path
 DATA_DIR = Path(__file__).resolve().parent
 H100_FIXTURE = DATA_DIR / "h100-mixnet_l-train-amp"
 H200_MIXNET_TRACE = DATA_DIR / "h200-mixnet_l" / "trace.json.gz"
+H100_BACK_TO_BACK_TRACE = DATA_DIR / "h100-mixnet_l-back-to-back" / "trace.json.gz"
 BUNDLES_DIR = DATA_DIR / "bundles"
 RECIPES_DIR = DATA_DIR / "recipes"
 BAD_RECIPES_DIR = DATA_DIR / "bad_recipes"
