@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from reportgen.bundle import SEED_BUCKETS, Analysis, Manifest, load_bundle
+from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, Manifest, load_bundle
 from reportgen.formats import SeedProfile, parse_seed_output
 from reportgen.pipeline import select_variant
 from reportgen.recipe import Recipe, load_recipe
@@ -131,7 +131,18 @@ def _step_table(manifest: Manifest, bare: dict[str, float]) -> list[list[str]]:
     return rows
 
 
-def _graph_table(analysis: Analysis, seeds: list[tuple[SeedProfile | None, float]]) -> list[list[str]]:
+def _first_calls(graph: GraphAnalysis, capture: Capture | None) -> str:
+    """Busy % over the graph process's first calls, timed as `-p` times them (before any warm-up)."""
+    bench = next((b for b in capture.graph_benchmarks if b.graph == graph.graph), None) if capture else None
+    if bench is None or bench.first_wall_ms is None or graph.busy_seed_percent is None or not graph.unprofiled_wall_ms:
+        return ""
+    device_ms = graph.busy_seed_percent / 100 * graph.unprofiled_wall_ms
+    return f"first calls {bench.first_wall_ms:.2f} ms, busy {100 * device_ms / bench.first_wall_ms:.1f}"
+
+
+def _graph_table(
+    analysis: Analysis, capture: Capture | None, seeds: list[tuple[SeedProfile | None, float]]
+) -> list[list[str]]:
     rows = []
     by_graph = {g.graph: g for g in analysis.graphs if g.graph is not None}
     for number, (seed, _) in enumerate(seeds):
@@ -145,7 +156,7 @@ def _graph_table(analysis: Analysis, seeds: list[tuple[SeedProfile | None, float
                 f"{graph.busy_seed_percent:.1f}",
                 f"{seed.busy_percent:.1f}",
                 f"{graph.busy_seed_percent - seed.busy_percent:+.1f} pp",
-                f"wall {graph.unprofiled_wall_ms or 0:.2f} vs {seed.wall_ms:.2f} ms",
+                f"wall {graph.unprofiled_wall_ms or 0:.2f} vs {seed.wall_ms:.2f} ms; {_first_calls(graph, capture)}",
             ]
         )
         for bucket in SEED_BUCKETS:
@@ -192,7 +203,9 @@ def compare(recipe_path: Path, variant: str | None, work: Path, json_out: Path |
     keep(bare=bare)
     seeds = _seed_runs(bundle.manifest, bundle_dir, run_env)
     print()
-    print(tabulate(_graph_table(bundle.analysis, seeds), headers=["graph", "reportgen", "-p", "diff", ""]))
+    print(
+        tabulate(_graph_table(bundle.analysis, bundle.capture, seeds), headers=["graph", "reportgen", "-p", "diff", ""])
+    )
     compile_s = bundle.manifest.metrics.compile_time_s or 0.0
     manual_s = compile_s + sum(wall for _, wall in seeds)
     print(

@@ -38,6 +38,11 @@ class GraphBenchmark(BundleModel):
     rounds_ms: list[float] = Field(
         default_factory=list, description="Each round's median wall time per call, in the order measured."
     )
+    first_wall_ms: float | None = Field(
+        default=None,
+        description="The fresh process's first `times` x `repeat` calls, before any warm-up: the only "
+        "measurement `python wrapper.py -p` makes (loading, allocation and clock ramp-up included).",
+    )
     times: int
     repeat: int
     profiled_calls: int

@@ -94,11 +94,14 @@ def time_graphs(
     the run's process without these precautions; its device time per call agreed within 2 %.
     """
     graphs = []
+    first_ms: dict[int, float] = {}
     for index, module, path in _wrappers(modules, files):
         started = time.perf_counter()
         bench = inductor.wrapper_benchmark(module)
         with _quiet():
-            bench(1, 1)  # not timed: a first call may allocate, load or tune (10 s for mixnet_l's backward, H100)
+            # The process's first `times` x `repeat` calls, which is all `wrapper.py -p` times: kept apart, since
+            # they include loading, allocation and clock ramp-up (a first call took 10 s for mixnet_l's backward).
+            first_ms[index] = bench(times, repeat) * 1e3
         graphs.append((index, path, bench, time.perf_counter() - started))
     rounds_ms: dict[int, list[float]] = {index: [] for index, *_ in graphs}
     started = time.perf_counter()
@@ -111,7 +114,8 @@ def time_graphs(
         measured = rounds_ms[index]
         print(
             f"graph {index}: {min(measured):.3f} ms per call, the fastest of {rounds} rounds of {times}x{repeat} "
-            f"calls ({', '.join(f'{ms:.3f}' for ms in measured)}) after a {warm_s:.1f} s warm-up",
+            f"calls ({', '.join(f'{ms:.3f}' for ms in measured)}) after a {warm_s:.1f} s warm-up; "
+            f"the first {times}x{repeat} calls: {first_ms[index]:.3f} ms per call",
             flush=True,
         )
         kind = parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind
@@ -122,6 +126,7 @@ def time_graphs(
                 kind=kind,
                 wall_ms_per_call=min(measured),
                 rounds_ms=measured,
+                first_wall_ms=first_ms[index],
                 times=times,
                 repeat=repeat,
                 profiled_calls=0,
