@@ -22,7 +22,15 @@ from reportgen.formats import device_time_by_name, parse_wrapper, read_trace
 from reportgen.run import inductor
 from reportgen.run.modules import cached_source
 
-__all__ = ["benchmark_kernels", "copy_bandwidth_gbps", "profile_graphs", "steady_gc", "time_graphs"]
+__all__ = [
+    "GcPauses",
+    "benchmark_kernels",
+    "copy_bandwidth_gbps",
+    "counted_gc",
+    "profile_graphs",
+    "steady_gc",
+    "time_graphs",
+]
 
 
 def _quiet() -> contextlib.AbstractContextManager[object]:
@@ -42,6 +50,17 @@ class GcPauses:
         else:
             self.count += 1
             self.seconds += time.perf_counter() - self._start
+
+
+@contextlib.contextmanager
+def counted_gc() -> Iterator[GcPauses]:
+    """Count the garbage collector's passes and their time for the duration, changing nothing."""
+    pauses = GcPauses()
+    gc.callbacks.append(pauses)
+    try:
+        yield pauses
+    finally:
+        gc.callbacks.remove(pauses)
 
 
 @contextlib.contextmanager

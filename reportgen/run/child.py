@@ -136,9 +136,13 @@ def _time_steps(
 
     profile = recipe.profile
     _log(f"timing {profile.steps} blocks of {profile.block_steps} eager and compiled steps, alternating")
-    eager_t, compiled_t = measure.time_interleaved(
-        work, work.model, compiled, recipe.profile.steps, recipe.profile.block_steps
-    )
+    from reportgen.run.capture import counted_gc
+
+    with counted_gc() as pauses:  # left on, as in a user's loop; counted, since a pass over a compile-sized heap shows
+        eager_t, compiled_t = measure.time_interleaved(
+            work, work.model, compiled, recipe.profile.steps, recipe.profile.block_steps
+        )
+    _log(f"step timing: {pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms")
     progress.metrics(
         eager=eager_t,
         compiled=compiled_t,
