@@ -54,18 +54,11 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, float]:
     """In this (fresh) process: time eager and compiled like a user's script. Returns medians in ms."""
     import torch
 
-    from reportgen.run.workload import build_workload
+    from reportgen.run.workload import build_workload, compile_model
 
     recipe = _recipe(recipe_path, variant)
     work = build_workload(recipe, str(recipe_path.parent), "cuda")
-    opts = recipe.compile
-    compiled = torch.compile(
-        work.model,
-        backend=opts.backend,
-        mode=None if opts.mode == "default" else opts.mode,
-        fullgraph=opts.fullgraph,
-        dynamic=opts.dynamic,
-    )
+    compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
 
     def block(fn: object) -> float:
         torch.cuda.synchronize()

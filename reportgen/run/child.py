@@ -73,7 +73,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
 
     from reportgen.run.diagnostics import DiagnosticsRecorder
     from reportgen.run.probe import probe_environment
-    from reportgen.run.workload import build_workload, resolve_device
+    from reportgen.run.workload import build_workload, compile_model, resolve_device
 
     device = resolve_device(spec.recipe.device)
     recipe = spec.recipe.for_device(device)
@@ -82,14 +82,7 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     work = build_workload(recipe, spec.recipe_dir, device)
     progress.update(stage="model")
     _warm_up_eager(work, recipe, progress)
-    opts = recipe.compile
-    compiled = torch.compile(
-        work.model,
-        backend=opts.backend,
-        mode=None if opts.mode == "default" else opts.mode,
-        fullgraph=opts.fullgraph,
-        dynamic=opts.dynamic,
-    )
+    compiled = compile_model(recipe, work.model)
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
     _warm_up_compiled(work, compiled, recipe, out_dir, progress)
     # Stop recording before anything is timed: its logging hooks would add CPU time to every call.

@@ -12,7 +12,7 @@ import torch
 
 from reportgen.recipe import Recipe, TensorSpec
 
-__all__ = ["Workload", "build_workload", "resolve_device"]
+__all__ = ["Workload", "build_workload", "compile_model", "resolve_device"]
 
 _AMP_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -137,3 +137,16 @@ def build_workload(recipe: Recipe, recipe_dir: str, device: str) -> Workload:
     batches: list[int | None] = [*recipe.inputs.batch_cycle] or [recipe.inputs.batch_size]
     input_sets = tuple(_build_inputs(recipe, recipe_dir, device, batch) for batch in batches)
     return Workload(device, recipe, model, input_sets)
+
+
+def compile_model(recipe: Recipe, model: Callable[..., object]) -> Callable[..., object]:
+    """`torch.compile(model)` with the recipe's compile options (mode `default` is torch's default)."""
+    opts = recipe.compile
+    compiled: Callable[..., object] = torch.compile(
+        model,
+        backend=opts.backend,
+        mode=None if opts.mode == "default" else opts.mode,
+        fullgraph=opts.fullgraph,
+        dynamic=opts.dynamic,
+    )
+    return compiled
