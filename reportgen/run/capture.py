@@ -11,7 +11,7 @@ import contextlib
 import gc
 import io
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -93,6 +93,26 @@ def _wrappers(modules: list[ModuleType], files: list[ModuleFile]) -> list[tuple[
     return found
 
 
+_Bench = Callable[[int, int], float]
+
+
+def _first_calls(
+    modules: list[ModuleType], files: list[ModuleFile], times: int, repeat: int
+) -> tuple[list[tuple[int, str, _Bench, float]], dict[int, float]]:
+    """Each wrapper's harness, and its first `times` x `repeat` calls in ms per call, which is all that
+    `wrapper.py -p` times: kept apart, since they include loading, allocation and clock ramp-up (a first
+    call took 10 s for mixnet_l's backward). Returns (graph, bundle path, harness, seconds taken), first ms."""
+    graphs = []
+    first_ms: dict[int, float] = {}
+    for index, module, path in _wrappers(modules, files):
+        started = time.perf_counter()
+        bench = inductor.wrapper_benchmark(module)
+        with _quiet():
+            first_ms[index] = bench(times, repeat) * 1e3
+        graphs.append((index, path, bench, time.perf_counter() - started))
+    return graphs, first_ms
+
+
 def time_graphs(
     modules: list[ModuleType],
     files: list[ModuleFile],
@@ -112,16 +132,7 @@ def time_graphs(
     forward graph took 10.0 ms per call in a fresh `python wrapper.py -p` process and 15.6 to 23.7 ms in
     the run's process without these precautions; its device time per call agreed within 2 %.
     """
-    graphs = []
-    first_ms: dict[int, float] = {}
-    for index, module, path in _wrappers(modules, files):
-        started = time.perf_counter()
-        bench = inductor.wrapper_benchmark(module)
-        with _quiet():
-            # The process's first `times` x `repeat` calls, which is all `wrapper.py -p` times: kept apart, since
-            # they include loading, allocation and clock ramp-up (a first call took 10 s for mixnet_l's backward).
-            first_ms[index] = bench(times, repeat) * 1e3
-        graphs.append((index, path, bench, time.perf_counter() - started))
+    graphs, first_ms = _first_calls(modules, files, times, repeat)
     rounds_ms: dict[int, list[float]] = {index: [] for index, *_ in graphs}
     started = time.perf_counter()
     with _quiet(), steady_gc() as pauses:
