@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
@@ -19,14 +20,16 @@ from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
     ANALYSIS_REVISION,
     MANIFEST_FILE,
+    MAX_TRACE_BYTES,
     Analysis,
     Capture,
     GraphAnalysis,
     KernelTable,
     Manifest,
     RegionEvidence,
+    bundle_file,
 )
-from reportgen.errors import AnalysisError
+from reportgen.errors import AnalysisError, BundleError
 from reportgen.formats import module_index, paused_gc, read_trace
 
 __all__ = [
@@ -65,7 +68,8 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         raise AnalysisError(f"run {manifest.name!r} recorded no environment (device unknown)", path=manifest_path)
     device = manifest.environment.device
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
-    kernels, attribution, regions = analyze_trace(bundle_dir / manifest.trace_file, device, profiled_steps)
+    trace = _confined(bundle_dir, manifest.trace_file)
+    kernels, attribution, regions = analyze_trace(trace, device, profiled_steps)
     sources = module_index(bundle_dir, manifest.modules)
     graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
@@ -83,6 +87,19 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         timing=timing_summary(manifest.metrics),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
+
+
+def _confined(bundle_dir: Path, relative: str) -> Path:
+    """A trace the bundle names, read only when it is a regular file inside the bundle (a missing one is
+    left to the trace reader, which says so)."""
+    parts = PurePosixPath(relative).parts
+    inside = bool(parts) and not PurePosixPath(relative).is_absolute() and ".." not in parts
+    if inside and not os.path.lexists(bundle_dir / relative):
+        return bundle_dir / relative
+    try:
+        return bundle_file(bundle_dir, relative, MAX_TRACE_BYTES)
+    except BundleError as exc:
+        raise AnalysisError(exc.message, path=exc.path, hint=exc.hint) from None
 
 
 def analyze_trace(
@@ -103,7 +120,7 @@ def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], cap
         seed = None
         if benchmark is not None and benchmark.trace_file is not None:
             try:
-                seed = seed_busy(read_trace(bundle_dir / benchmark.trace_file, "cuda"), benchmark)
+                seed = seed_busy(read_trace(_confined(bundle_dir, benchmark.trace_file), "cuda"), benchmark)
             except AnalysisError as exc:
                 logger.warning("skipping the benchmark trace of graph %d: %s", benchmark.graph, exc)
         out.append(with_seed(graph, seed) if seed is not None else graph)

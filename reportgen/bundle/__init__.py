@@ -48,6 +48,12 @@ from reportgen.bundle.categories import (
     category_color,
     seed_category,
 )
+from reportgen.bundle.confine import (
+    MAX_JSON_BYTES,
+    MAX_MODULE_BYTES,
+    MAX_TRACE_BYTES,
+    bundle_file,
+)
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
@@ -113,6 +119,9 @@ __all__ = [
     "GRAPHS_DIR",
     "LOG_FILE",
     "MANIFEST_FILE",
+    "MAX_JSON_BYTES",
+    "MAX_MODULE_BYTES",
+    "MAX_TRACE_BYTES",
     "MODULES_DIR",
     "NOT_MEASURED",
     "OTHER",
@@ -162,6 +171,7 @@ __all__ = [
     "Versions",
     "WrapperInfo",
     "WrapperKind",
+    "bundle_file",
     "category_color",
     "format_ms",
     "iter_bundles",

@@ -8,6 +8,7 @@ must not run concurrently; writers of different bundles may.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import secrets
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from reportgen.bundle.analysis import Analysis
 from reportgen.bundle.base import SCHEMA_VERSION
 from reportgen.bundle.capture import Capture
+from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
 from reportgen.bundle.layout import ANALYSIS_ERROR_FILE, ANALYSIS_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE
 from reportgen.bundle.manifest import Manifest
 from reportgen.errors import BundleError
@@ -44,6 +46,7 @@ __all__ = [
 ]
 
 
+logger = logging.getLogger(__name__)
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
 _T = TypeVar("_T")
 _TAIL_BYTES = 64 * 1024
@@ -173,9 +176,10 @@ def _validation_message(error: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def _read_model(path: Path, model: type[_ModelT]) -> _ModelT:
-    """Read and validate one schema-versioned JSON file."""
+def _read_model(bundle_dir: Path, relative: str, model: type[_ModelT]) -> _ModelT:
+    """Read and validate one schema-versioned JSON file of the bundle."""
     hint = "re-run the recipe to rewrite the bundle"
+    path = bundle_file(bundle_dir, relative, MAX_JSON_BYTES)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -201,7 +205,7 @@ def _read_model(path: Path, model: type[_ModelT]) -> _ModelT:
 
 def read_manifest(bundle_dir: Path) -> Manifest:
     """Read a bundle's manifest.json; BundleError when missing, invalid or of an unknown schema."""
-    return _read_model(bundle_dir / MANIFEST_FILE, Manifest)
+    return _read_model(bundle_dir, MANIFEST_FILE, Manifest)
 
 
 def write_analysis(bundle_dir: Path, analysis: Analysis) -> Path:
@@ -221,32 +225,38 @@ def write_analysis_error(bundle_dir: Path, error: str) -> Path:
 
 def read_analysis_error(bundle_dir: Path) -> str | None:
     """Why the bundle's last analysis failed; None when it did not (or was never tried)."""
-    path = bundle_dir / ANALYSIS_ERROR_FILE
-    if (bundle_dir / ANALYSIS_FILE).exists() or not path.is_file():
+    if os.path.lexists(bundle_dir / ANALYSIS_FILE) or not os.path.lexists(bundle_dir / ANALYSIS_ERROR_FILE):
         return None
+    try:
+        path = bundle_file(bundle_dir, ANALYSIS_ERROR_FILE)
+    except BundleError as exc:
+        return str(exc)
     return path.read_text(encoding="utf-8", errors="replace").strip() or None
 
 
 def read_analysis(bundle_dir: Path) -> Analysis | None:
     """Read a bundle's analysis.json; None when there is none, BundleError when it is invalid."""
-    path = bundle_dir / ANALYSIS_FILE
-    if not path.exists():
+    if not os.path.lexists(bundle_dir / ANALYSIS_FILE):
         return None
-    return _read_model(path, Analysis)
+    return _read_model(bundle_dir, ANALYSIS_FILE, Analysis)
 
 
 def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:
     """The run's capture.json (graph/kernel benchmarks, compile diagnostics), if it wrote one."""
-    if manifest.capture_file is None or not (bundle_dir / manifest.capture_file).exists():
+    if manifest.capture_file is None or not os.path.lexists(bundle_dir / manifest.capture_file):
         return None
-    return _read_model(bundle_dir / manifest.capture_file, Capture)
+    return _read_model(bundle_dir, manifest.capture_file, Capture)
 
 
 def read_recipe_text(bundle_dir: Path) -> str | None:
-    """The recipe file as the user wrote it, or None when the bundle has none."""
+    """The recipe file as the user wrote it; None (with a warning) when the bundle has none or it is not a
+    regular file inside the bundle."""
+    if not os.path.lexists(bundle_dir / RECIPE_FILE):
+        return None
     try:
-        return (bundle_dir / RECIPE_FILE).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+        return bundle_file(bundle_dir, RECIPE_FILE, MAX_JSON_BYTES).read_text(encoding="utf-8", errors="replace")
+    except (BundleError, OSError) as exc:
+        logger.warning("recipe not read: %s", exc)
         return None
 
 
@@ -255,9 +265,9 @@ def read_log_tail(bundle_dir: Path, log_file: str = LOG_FILE, lines: int = 40) -
 
     :param log_file: path inside the bundle (paths leading outside it are refused)
     """
-    root = bundle_dir.resolve()
-    path = (root / log_file).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
+    try:
+        path = bundle_file(bundle_dir, log_file, max_bytes=1 << 62)  # only its tail is read
+    except BundleError:
         return None
     with path.open("rb") as handle:
         size = handle.seek(0, os.SEEK_END)

@@ -6,7 +6,16 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleFile, ModuleIndex
+from reportgen.bundle import (
+    MAX_MODULE_BYTES,
+    GraphModule,
+    IndexedKernel,
+    KernelSource,
+    ModuleFile,
+    ModuleIndex,
+    bundle_file,
+)
+from reportgen.errors import BundleError
 from reportgen.formats.wrapper import embedded_source, kernel_num_gb, parse_wrapper
 
 __all__ = ["kernel_source", "module_index", "read_module"]
@@ -17,8 +26,8 @@ logger = logging.getLogger(__name__)
 def read_module(bundle_dir: Path, path: str) -> str | None:
     """The text of a compiled module of the bundle; None (with a warning) when it cannot be read."""
     try:
-        return (bundle_dir / path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
+        return bundle_file(bundle_dir, path, MAX_MODULE_BYTES).read_text(encoding="utf-8", errors="replace")
+    except (BundleError, OSError) as exc:
         logger.warning("cannot read compiled module %s: %s", bundle_dir / path, exc)
         return None
 

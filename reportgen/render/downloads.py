@@ -11,6 +11,8 @@ Written into the report directory (`recipe.yaml` is already there, see `reportge
 from __future__ import annotations
 
 import gzip
+import logging
+import os
 import shutil
 import tarfile
 from collections.abc import Sequence
@@ -19,8 +21,21 @@ from pathlib import Path
 
 import nbformat
 
-from reportgen.bundle import MANIFEST_FILE, MODULES_DIR, RECIPE_FILE, TRACE_FILE, Bundle
+from reportgen.bundle import (
+    MANIFEST_FILE,
+    MAX_JSON_BYTES,
+    MAX_MODULE_BYTES,
+    MAX_TRACE_BYTES,
+    MODULES_DIR,
+    RECIPE_FILE,
+    TRACE_FILE,
+    Bundle,
+    bundle_file,
+)
+from reportgen.errors import BundleError
 from reportgen.render.notebook import reproducer_notebook
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "MODULES_ARCHIVE",
@@ -57,19 +72,41 @@ def _reset_tarinfo(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
-def write_modules_archive(modules_dir: Path, dest: Path) -> Path:
-    """Pack `modules_dir` as `modules/...` into the reproducible gzip'd tarball `dest`."""
+def _module_files(bundle_dir: Path) -> list[Path]:
+    """The bundle's module files that are regular files inside it (links and special files left out)."""
+    found = []
+    for path in sorted((bundle_dir / MODULES_DIR).rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            found.append(bundle_file(bundle_dir, path.relative_to(bundle_dir).as_posix(), MAX_MODULE_BYTES))
+        except BundleError as exc:
+            logger.warning("left out of the modules archive: %s", exc)
+    return found
+
+
+def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Path:
+    """Pack `files` (under `bundle_dir/modules`) as `modules/...` into the reproducible gzip'd tarball `dest`."""
     with (
         dest.open("wb") as raw,
         gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz,
         tarfile.open(fileobj=gz, mode="w") as tar,
     ):
-        for path in sorted(modules_dir.rglob("*")):
-            if path.is_file():
-                tar.add(
-                    path, arcname=f"{MODULES_DIR}/{path.relative_to(modules_dir).as_posix()}", filter=_reset_tarinfo
-                )
+        for path in files:
+            tar.add(path, arcname=path.relative_to(bundle_dir).as_posix(), filter=_reset_tarinfo)
     return dest
+
+
+def _copy_in(bundle: Bundle, relative: str, dest: Path, max_bytes: int) -> bool:
+    """Copy a file of the bundle next to the page, when it is a regular file inside the bundle."""
+    if not os.path.lexists(bundle.path / relative):
+        return False
+    try:
+        shutil.copyfile(bundle_file(bundle.path, relative, max_bytes), dest)
+    except BundleError as exc:
+        logger.warning("not published: %s", exc)
+        return False
+    return True
 
 
 def _download(page_dir: Path, file: str, description: str) -> Download:
@@ -89,17 +126,14 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
         )
     if (page_dir / RECIPE_FILE).is_file():
         downloads.append(_download(page_dir, RECIPE_FILE, "the recipe, as the run used it"))
-    trace = bundle.path / bundle.manifest.trace_file if bundle.manifest.trace_file else None
-    if trace is not None and trace.is_file():
-        shutil.copyfile(trace, page_dir / TRACE_FILE)
+    trace = bundle.manifest.trace_file
+    if trace is not None and _copy_in(bundle, trace, page_dir / TRACE_FILE, MAX_TRACE_BYTES):
         description = "the profiler trace; open it in <https://ui.perfetto.dev> or `chrome://tracing`"
         downloads.append(_download(page_dir, TRACE_FILE, description))
-    modules_dir = bundle.path / MODULES_DIR
-    if modules_dir.is_dir() and any(p.is_file() for p in modules_dir.rglob("*")):
-        write_modules_archive(modules_dir, page_dir / MODULES_ARCHIVE)
+    if modules := _module_files(bundle.path):
+        write_modules_archive(bundle.path, modules, page_dir / MODULES_ARCHIVE)
         downloads.append(_download(page_dir, MODULES_ARCHIVE, "the compiled wrapper and kernel modules"))
-    if (bundle.path / MANIFEST_FILE).is_file():
-        shutil.copyfile(bundle.path / MANIFEST_FILE, page_dir / MANIFEST_FILE)
+    if _copy_in(bundle, MANIFEST_FILE, page_dir / MANIFEST_FILE, MAX_JSON_BYTES):
         downloads.append(_download(page_dir, MANIFEST_FILE, "the environment manifest: versions, hardware, metrics"))
     return downloads
 

@@ -48,9 +48,10 @@ def test_write_downloads(tmp_path: Path, make_bundle: MakeBundle) -> None:
 
 def test_modules_archive_is_reproducible(tmp_path: Path, make_bundle: MakeBundle) -> None:
     bundle_dir = _with_trace_and_modules(make_bundle(tmp_path, "mixnet"))
-    first = write_modules_archive(bundle_dir / "modules", tmp_path / "a.tar.gz").read_bytes()
+    files = sorted(p for p in (bundle_dir / "modules").rglob("*") if p.is_file())
+    first = write_modules_archive(bundle_dir, files, tmp_path / "a.tar.gz").read_bytes()
     (bundle_dir / "modules" / "kernels" / "k0.py").touch()
-    assert write_modules_archive(bundle_dir / "modules", tmp_path / "b.tar.gz").read_bytes() == first
+    assert write_modules_archive(bundle_dir, files, tmp_path / "b.tar.gz").read_bytes() == first
 
 
 def test_failed_run_without_trace_or_recipe(tmp_path: Path, make_bundle: MakeBundle) -> None:
