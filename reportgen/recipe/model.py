@@ -185,6 +185,11 @@ class ProfileSettings(_Strict):
     )
 
 
+RESERVED_PAGE_NAMES = frozenset({"index", "genindex", "search", "searchindex", "py-modindex", "objects"})
+"""Names Sphinx or the reports index use next to the report pages."""
+SOURCE_SUFFIXES = frozenset({".md", ".rst", ".txt", ".ipynb", ".html", ".inv", ".js"})
+"""A bundle named like a source or output file would collide with one."""
+
 VARIANT_NAME_RE = r"^[a-z0-9][a-z0-9_-]{0,31}$"
 
 
@@ -222,7 +227,8 @@ class Recipe(_Strict):
 
     format: Literal[1] = Field(default=RECIPE_FORMAT, description="Recipe format version.")
     name: Annotated[str, Field(pattern=NAME_RE)] = Field(
-        description="Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle."
+        description="Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle. No `--` (it joins "
+        "a recipe and its variant in bundle names) and none of the site's own page names."
     )
     title: Annotated[str, Field(min_length=1, max_length=200)] | None = Field(
         default=None, description="Page title (defaults to the name)."
@@ -264,6 +270,16 @@ class Recipe(_Strict):
     @classmethod
     def _check_env(cls, value: object) -> object:
         return _env_values(value)
+
+    @field_validator("name")
+    @classmethod
+    def _bundle_safe_name(cls, value: str) -> str:
+        if "--" in value:
+            raise ValueError(f"{value!r} contains '--', which joins a recipe and its variant in bundle names")
+        stem, _, suffix = value.partition(".")
+        if stem in RESERVED_PAGE_NAMES or f".{suffix}" in SOURCE_SUFFIXES:
+            raise ValueError(f"{value!r} is a name of the site's own pages or sources; choose another")
+        return value
 
     @field_validator("variants")
     @classmethod

@@ -59,7 +59,8 @@ def test_links_point_at_targets(markdown: str) -> None:
     "row",
     [
         "| `name` | string (matching `^[a-z0-9][a-z0-9_.-]{0,63}$`) | *required* | "
-        "Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle. |",
+        "Identifier: lower-case letters, digits, `_`, `-`, `.`; names the bundle. No `--` (it joins a recipe and its "
+        "variant in bundle names) and none of the site's own page names. |",
         '| `task` | one of `train`, `infer` | `"infer"` | '
         "`train` = forward + backward; `infer` = forward under inference_mode. |",
         "| `model` | [ModelSpec](#recipe-reference-modelspec) | *required* | Which model to build. |",
