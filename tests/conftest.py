@@ -102,7 +102,7 @@ def make_manifest(name: str, status: RunStatus, title: str | None) -> Manifest:
     """A manifest of a mixnet_l training run; failed runs have no metrics."""
     recipe = Recipe.model_validate(
         {
-            "name": name,
+            "name": name.split("--")[0],  # a bundle `<recipe>--<variant>` comes from recipe `<recipe>`
             "title": title,
             "model": {"ref": "timm:mixnet_l"},
             "inputs": {"batch_size": 64, "tensors": [{"shape": [3, 224, 224]}]},
