@@ -89,18 +89,15 @@ def _other_modes(compile_: CompileOptions, cuda: bool) -> str:
 
 def _interval(interval: Interval, unit: str) -> str:
     """`95 % interval 0.91–0.96x` (unit `x`), `95 % interval 0.116–0.119 ms` (unit ` ms`)."""
-    low, high = (_ms(v) if unit == " ms" else f"{v:.2f}" for v in (interval.low, interval.high))
+    low, high = (format_ms(v) if unit == " ms" else f"{v:.2f}" for v in (interval.low, interval.high))
     return f"{100 * interval.level:.0f} % interval {low}–{high}{unit}"
 
 
 def _median(times: StepTimes, interval: Interval | None) -> str:
     """The median with its interval, else with its inter-quartile range."""
     if interval is None:
-        return f"{_ms(times.median_ms)} ms (IQR {_ms(times.q1_ms)}–{_ms(times.q3_ms)} ms)"
-    return f"{_ms(times.median_ms)} ms ({_interval(interval, ' ms')})"
-
-
-_ms = format_ms
+        return f"{format_ms(times.median_ms)} ms (IQR {format_ms(times.q1_ms)}–{format_ms(times.q3_ms)} ms)"
+    return f"{format_ms(times.median_ms)} ms ({_interval(interval, ' ms')})"
 
 
 def _cv(cv: float | None) -> str:

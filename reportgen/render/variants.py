@@ -19,14 +19,11 @@ __all__ = ["compiled_verdict", "kernel_diff", "variants_section"]
 _SHORT_KINDS = {"forward": "fwd", "backward": "bwd"}
 
 
-_ms = format_ms
-
-
 def _times(times: StepTimes | None, interval: Interval | None) -> str:
     """The median and its interval, `80.00 (79.10–81.20)`."""
     if times is None:
         return MISSING
-    return f"{_ms(times.median_ms)} ({MISSING if interval is None else f'{_ms(interval.low)}–{_ms(interval.high)}'})"
+    return f"{format_ms(times.median_ms)} ({MISSING if interval is None else f'{format_ms(interval.low)}–{format_ms(interval.high)}'})"
 
 
 def _timing(bundle: Bundle) -> TimingSummary:
