@@ -4,11 +4,16 @@
 
 1. `reportgen run RECIPE` into `DIR/results`, with a kept, initially empty Inductor cache (a cold compile);
    its wall time is the run's cost.
-2. A bare loop in a fresh process, on the run's warm cache: the same model and input (built by the run
-   stage's workload builder), nothing else set; eager and compiled timed in alternating blocks of 5 steps
-   back to back with one synchronisation per block, 15 blocks each; medians.
+2. A bare loop in a fresh process, on the run's warm cache and in the run's own environment
+   (`reportgen.run.child_env`): the same model and input (built by the run stage's workload builder), nothing
+   else set; the same warm-ups as the run (first call + `profile.warmup` - 1 steps, eager then compiled),
+   then eager and compiled timed in alternating blocks of `profile.block_steps` steps back to back with one
+   synchronisation per block, `profile.steps` blocks each, as the run times them; medians. Plain code, not
+   reportgen's timing functions: it is the reference.
 3. `python <wrapper>.py -p` in a fresh process for each compiled graph the run captured, on the same warm
    cache, as the manual workflow does; its `Output for tabulate` line gives busy % and category shares.
+4. The bare loop again: the two bare loops' difference is the sitting's own drift, the floor under any
+   comparison of step times made minutes apart.
 Then it prints the differences side by side: step times and speedup (%), each graph's busy % and category
 shares (percentage points), and the run's wall time against first-call compile + the `-p` runs.
 """
@@ -17,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -27,13 +31,12 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, Manifest, load_bundle
+from reportgen.analyze import timing_summary
+from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, Manifest, Metrics, StepTimes, load_bundle
 from reportgen.formats import SeedProfile, parse_seed_output
 from reportgen.pipeline import select_variant
 from reportgen.recipe import Recipe, load_recipe
-
-BLOCKS = 15
-BLOCK_STEPS = 5
+from reportgen.run import child_env
 
 
 def _recipe(path: Path, variant: str | None) -> Recipe:
@@ -42,39 +45,74 @@ def _recipe(path: Path, variant: str | None) -> Recipe:
     return recipe.for_variant(chosen) if chosen is not None else recipe
 
 
-def _env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
-    env = {**os.environ, **recipe.env, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir), "PYTHONUNBUFFERED": "1"}
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH")) if p
-    )
-    return env
-
-
-def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, float]:
-    """In this (fresh) process: time eager and compiled like a user's script. Returns medians in ms."""
+def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
+    """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
     import torch
 
     from reportgen.run.workload import build_workload, compile_model
 
-    recipe = _recipe(recipe_path, variant)
+    recipe = _recipe(recipe_path, variant).for_device("cuda")
     work = build_workload(recipe, str(recipe_path.parent), "cuda")
     compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
 
-    def block(fn: object) -> float:
+    def block(fn: object, steps: int) -> float:
         torch.cuda.synchronize()
         start = time.perf_counter()
-        for _ in range(BLOCK_STEPS):
+        for _ in range(steps):
             work.step(fn)  # type: ignore[arg-type]
         torch.cuda.synchronize()
-        return (time.perf_counter() - start) / BLOCK_STEPS * 1e3
+        return (time.perf_counter() - start) / steps * 1e3
 
-    for fn in (work.model, compiled, work.model, compiled):  # warm-up, compile (warm cache)
-        block(fn)
+    profile = recipe.profile
+    for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
+        for _ in range(max(profile.warmup, 1)):
+            block(fn, 1)
     eager, comp = [], []
-    for _ in range(BLOCKS):
-        eager.append(block(work.model))
-        comp.append(block(compiled))
-    return {"eager_ms": statistics.median(eager), "compiled_ms": statistics.median(comp)}
+    for _ in range(profile.steps):
+        eager.append(block(work.model, profile.block_steps))
+        comp.append(block(compiled, profile.block_steps))
+    return {
+        "eager_ms": statistics.median(eager),
+        "compiled_ms": statistics.median(comp),
+        "eager_samples_ms": eager,
+        "compiled_samples_ms": comp,
+    }
+
+
+def _bare(recipe_path: Path, variant: str | None, env: dict[str, str]) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else []),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _steps(samples: list[float]) -> StepTimes:
+    return StepTimes(
+        samples_ms=samples,
+        median_ms=statistics.median(samples),
+        q1_ms=min(samples),
+        q3_ms=max(samples),
+        min_ms=min(samples),
+        max_ms=max(samples),
+    )
+
+
+def _intervals(eager: list[float], compiled: list[float]) -> dict[str, str]:
+    """95 % bootstrap intervals of both medians and of the speedup, as the report computes them."""
+    summary = timing_summary(Metrics(eager=_steps(eager), compiled=_steps(compiled)))
+    if summary is None:
+        return {}
+    out = {
+        "eager_ms": f"{summary.eager_median_ci_ms.low:.2f}–{summary.eager_median_ci_ms.high:.2f}",
+        "compiled_ms": f"{summary.compiled_median_ci_ms.low:.2f}–{summary.compiled_median_ci_ms.high:.2f}",
+    }
+    if summary.speedup_ci is not None:
+        out["speedup"] = f"{summary.speedup_ci.low:.3f}–{summary.speedup_ci.high:.3f}"
+    return out
 
 
 def _run_reportgen(recipe_path: Path, variant: str | None, work: Path) -> tuple[Path, float]:
@@ -114,13 +152,24 @@ def _pct(new: float, ref: float) -> str:
     return f"{100 * (new - ref) / ref:+.1f} %" if ref else "—"
 
 
-def _step_table(manifest: Manifest, bare: dict[str, float]) -> list[list[str]]:
+def _step_table(manifest: Manifest, bares: list[dict[str, object]]) -> list[list[str]]:
+    """reportgen against each bare loop (diff against their mean) and the bare loops' own drift."""
     metrics = manifest.metrics
     assert metrics.eager is not None and metrics.compiled is not None
     ours = {"eager_ms": metrics.eager.median_ms, "compiled_ms": metrics.compiled.median_ms}
-    rows = [[key, f"{ours[key]:.2f}", f"{bare[key]:.2f}", _pct(ours[key], bare[key])] for key in ours]
-    ours_speedup, bare_speedup = ours["eager_ms"] / ours["compiled_ms"], bare["eager_ms"] / bare["compiled_ms"]
-    rows.append(["speedup", f"{ours_speedup:.3f}", f"{bare_speedup:.3f}", _pct(ours_speedup, bare_speedup)])
+    ours["speedup"] = ours["eager_ms"] / ours["compiled_ms"]
+    ours_ci = _intervals(metrics.eager.samples_ms, metrics.compiled.samples_ms)
+    refs = [{**b, "speedup": float(b["eager_ms"]) / float(b["compiled_ms"])} for b in bares]  # type: ignore[arg-type]
+    refs_ci = [_intervals(b["eager_samples_ms"], b["compiled_samples_ms"]) for b in bares]  # type: ignore[arg-type]
+    rows = []
+    for key in ("eager_ms", "compiled_ms", "speedup"):
+        values = [float(r[key]) for r in refs]  # type: ignore[arg-type]
+        mean = statistics.fmean(values)
+        digits = 3 if key == "speedup" else 2
+        row = [key, f"{ours[key]:.{digits}f} [{ours_ci.get(key, '')}]"]
+        row += [f"{v:.{digits}f} [{ci.get(key, '')}]" for v, ci in zip(values, refs_ci, strict=True)]
+        row += [_pct(ours[key], mean), _pct(values[-1], values[0]) if len(values) > 1 else "—"]
+        rows.append(row)
     return rows
 
 
@@ -183,22 +232,20 @@ def compare(recipe_path: Path, variant: str | None, work: Path, json_out: Path |
         f"\n{bundle_dir.name} on {env.gpus[0].name if env and env.gpus else 'cpu'}: run {run_wall_s:.1f} s", flush=True
     )
     keep(bundle=bundle_dir.name, run_wall_s=run_wall_s, stages_s=bundle.manifest.metrics.stages_s)
-    run_env = _env(_recipe(recipe_path, variant), work / "cache" / bundle_dir.name)
-    bare_out = subprocess.run(
-        [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else []),
-        env=run_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    bare = json.loads(bare_out.stdout.strip().splitlines()[-1])
-    print(tabulate(_step_table(bundle.manifest, bare), headers=["step (median)", "reportgen", "bare loop", "diff"]))
-    keep(bare=bare)
+    recipe = _recipe(recipe_path, variant)
+    run_env = child_env(recipe, work / "cache" / bundle_dir.name)
+    bares = [_bare(recipe_path, variant, run_env)]
+    keep(bare=bares)
     seeds = _seed_runs(bundle.manifest, bundle_dir, run_env)
     print()
     print(
         tabulate(_graph_table(bundle.analysis, bundle.capture, seeds), headers=["graph", "reportgen", "-p", "diff", ""])
     )
+    bares.append(_bare(recipe_path, variant, run_env))
+    keep(bare=bares)
+    print()
+    headers = ["step (median) [95 % CI]", "reportgen", "bare loop 1", "bare loop 2", "diff vs bare mean", "bare drift"]
+    print(tabulate(_step_table(bundle.manifest, bares), headers=headers))
     compile_s = bundle.manifest.metrics.compile_time_s or 0.0
     manual_s = compile_s + sum(wall for _, wall in seeds)
     print(

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reportgen.run.launcher import RunOptions, run_recipe, sweep_work_dirs
+    from reportgen.run.launcher import RunOptions, child_env, run_recipe, sweep_work_dirs
 
-__all__ = ["RunOptions", "run_recipe", "sweep_work_dirs"]
+__all__ = ["RunOptions", "child_env", "run_recipe", "sweep_work_dirs"]
 
 
 def __getattr__(name: str) -> object:

@@ -37,7 +37,7 @@ from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
 
-__all__ = ["LOG_TAIL_LINES", "RunOptions", "run_recipe", "sweep_work_dirs"]
+__all__ = ["LOG_TAIL_LINES", "RunOptions", "child_env", "run_recipe", "sweep_work_dirs"]
 
 LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
@@ -75,7 +75,11 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+def child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+    """The environment of a run's child: ours, the recipe's env, its Inductor cache, this package first on the path.
+
+    Whatever else times the recipe (the fidelity benchmark's bare loop) uses it too, so the two differ in nothing.
+    """
     env = dict(os.environ)
     env.update(recipe.env)
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
@@ -224,7 +228,7 @@ def _populate(
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
-        env = _child_env(recipe, cache_dir)
+        env = child_env(recipe, cache_dir)
         with open(bundle / LOG_FILE, "wb") as log:
             proc = subprocess.Popen(
                 cmd,
