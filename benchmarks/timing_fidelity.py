@@ -49,6 +49,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
     import torch
 
+    from reportgen.run.measure import host_probe
     from reportgen.run.workload import build_workload, compile_model
 
     recipe = _recipe(recipe_path, variant).for_device("cuda")
@@ -67,8 +68,9 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
         for _ in range(max(profile.warmup, 1)):
             block(fn, 1)
-    eager, comp = [], []
+    eager, comp, probe = [], [], []
     for _ in range(profile.steps):
+        probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
         eager.append(block(work.model, profile.block_steps))
         comp.append(block(compiled, profile.block_steps))
     return {
@@ -76,6 +78,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
         "compiled_ms": statistics.median(comp),
         "eager_samples_ms": eager,
         "compiled_samples_ms": comp,
+        "host_probe_ms": probe,
     }
 
 
@@ -170,7 +173,15 @@ def _step_table(manifest: Manifest, bares: list[dict[str, object]]) -> list[list
         row += [f"{v:.{digits}f} [{ci.get(key, '')}]" for v, ci in zip(values, refs_ci, strict=True)]
         row += [_pct(ours[key], mean), _pct(values[-1], values[0]) if len(values) > 1 else "—"]
         rows.append(row)
+    host = [_probe_cv(manifest.metrics.host_probe_ms)] + [_probe_cv(b.get("host_probe_ms", [])) for b in bares]  # type: ignore[arg-type]
+    rows.append(["host probe CV", *host, "", ""])
     return rows
+
+
+def _probe_cv(samples: list[float]) -> str:
+    if len(samples) < 2:
+        return "—"
+    return f"{statistics.stdev(samples) / statistics.fmean(samples):.1%} (median {statistics.median(samples):.2f} ms)"
 
 
 def _first_calls(graph: GraphAnalysis, capture: Capture | None) -> str:

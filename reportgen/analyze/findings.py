@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from reportgen.analyze.timing import timing_summary
-from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference
+from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
     Analysis,
     Capture,
@@ -46,6 +46,7 @@ __all__ = [
     "launch_bound",
     "low_bandwidth",
     "no_significant_difference",
+    "noisy_host",
     "recompiles",
 ]
 
@@ -279,6 +280,7 @@ def cpu_run(inputs: FindingInputs) -> Finding | None:
 RULES: tuple[Rule, ...] = (
     compiled_slower,
     no_significant_difference,
+    noisy_host,
     graph_breaks,
     recompiles,
     launch_bound,

@@ -49,6 +49,8 @@ def timing_summary(metrics: Metrics) -> TimingSummary | None:
         speedup_ci=_interval(eager_medians / compiled_medians) if positive else None,
         eager_cv=_cv(eager_ms),
         compiled_cv=_cv(compiled_ms),
+        host_cv=_cv(np.asarray(metrics.host_probe_ms, dtype=np.float64)),
+        host_correlation=_host_correlation(metrics.host_probe_ms, eager_ms, compiled_ms),
         resamples=RESAMPLES,
         paired=paired,
     )
@@ -61,9 +63,25 @@ def _interval(values: NDArray[np.float64]) -> Interval:
     return Interval(low=float(low), high=float(high), level=LEVEL)
 
 
+def _host_correlation(
+    probe_ms: list[float], eager_ms: NDArray[np.float64], compiled_ms: NDArray[np.float64]
+) -> float | None:
+    """Spearman's rank correlation of the probe before each pair with the pair's mean step time; None without
+    one probe per pair, or when either side is constant."""
+    if len(probe_ms) < 3 or not (len(probe_ms) == eager_ms.size == compiled_ms.size):
+        return None
+    probe_ranks = np.argsort(np.argsort(np.asarray(probe_ms, dtype=np.float64)))
+    pair_ranks = np.argsort(np.argsort((eager_ms + compiled_ms) / 2))
+    if np.ptp(probe_ranks) == 0 or np.ptp(pair_ranks) == 0:
+        return None
+    return float(np.corrcoef(probe_ranks, pair_ranks)[0, 1])
+
+
 def _cv(samples: NDArray[np.float64]) -> float | None:
     """Sample standard deviation ÷ mean; None with fewer than two samples or a mean that is not positive."""
+    if samples.size < 2:
+        return None
     mean = float(np.mean(samples))
-    if samples.size < 2 or mean <= 0:
+    if mean <= 0:
         return None
     return float(np.std(samples, ddof=1)) / mean

@@ -15,7 +15,11 @@ from reportgen.recipe import CompileOptions
 if TYPE_CHECKING:  # findings imports this module for its RULES
     from reportgen.analyze.findings import FindingInputs
 
-__all__ = ["compiled_slower", "no_significant_difference"]
+__all__ = ["NOISY_HOST_CV", "compiled_slower", "no_significant_difference", "noisy_host"]
+
+NOISY_HOST_CV = 0.10
+"""The host probe's coefficient of variation above which the host's CPU is called noisy. A quiet machine
+times the probe within a few per cent; a shared H100 host measured 20-33 %."""
 
 
 def compiled_slower(inputs: FindingInputs) -> Finding | None:
@@ -74,6 +78,34 @@ def no_significant_difference(inputs: FindingInputs) -> Finding | None:
         suggestion="Time more blocks (`profile.steps`) or longer ones (`profile.block_steps`) to narrow the "
         "interval, and time on a quieter machine (no other jobs on the GPU or the CPU) to lower the noise. If the "
         "interval stays around 1, compiling does not pay off for this model as configured.",
+    )
+
+
+def noisy_host(inputs: FindingInputs) -> Finding | None:
+    """The host's CPU speed varied while steps were timed (the host probe's CV above `NOISY_HOST_CV`)."""
+    metrics, timing = inputs.manifest.metrics, inputs.timing or TimingSummary()
+    probe, cv = metrics.host_probe_ms, timing.host_cv
+    if cv is None or cv <= NOISY_HOST_CV or not probe:
+        return None
+    ordered = sorted(probe)
+    moved = (
+        f" The steps moved with it: the rank correlation of the probe with the pair of blocks timed after it is "
+        f"{timing.host_correlation:.2f}."
+        if timing.host_correlation is not None and timing.host_correlation >= 0.3
+        else ""
+    )
+    return Finding(
+        rule="noisy-host",
+        severity="warning",
+        title=f"The host's CPU speed varied while steps were timed (CV {cv:.0%})",
+        evidence=f"A fixed CPU workload, timed before each of the {len(probe)} pairs of blocks and outside them, "
+        f"took {format_ms(ordered[0])} to {format_ms(ordered[-1])} ms (median {format_ms(ordered[len(ordered) // 2])}"
+        f" ms, CV {cv:.0%}; a quiet machine stays within a few per cent).{moved}\n"
+        f"Launch-bound steps are CPU time: their medians carry the host's noise, and the same recipe timed again "
+        f"on this host may differ by more than this run's intervals show.",
+        suggestion="Compare eager and compiled within one run (its speedup pairs blocks timed side by side), and "
+        "compare runs only on a quiet machine (no other jobs on its CPUs) or across several runs. CUDA graphs "
+        '(`mode="reduce-overhead"`) take most CPU time out of a step, and the host\'s noise with it.',
     )
 
 

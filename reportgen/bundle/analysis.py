@@ -214,11 +214,12 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 3
+ANALYSIS_REVISION = 4
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
-3: timing statistics (intervals, noise) and step windows that partition the timeline."""
+3: timing statistics (intervals, noise) and step windows that partition the timeline; 4: the host's noise
+(the host probe's CV and its correlation with the steps) and the noisy-host finding."""
 
 
 class PeakBandwidth(BundleModel):

@@ -100,6 +100,11 @@ class Metrics(BundleModel):
 
     eager: StepTimes | None = None
     compiled: StepTimes | None = None
+    host_probe_ms: list[float] = Field(
+        default_factory=list,
+        description="Milliseconds of a fixed pure-Python workload timed before each pair of timed blocks, outside "
+        "them: the host CPU's speed at that moment (launch-bound steps are CPU time).",
+    )
     compile_time_s: float | None = Field(default=None, description="First compiled call, wall time.")
     eager_first_call_s: float | None = None
     peak_memory_eager_bytes: int | None = None

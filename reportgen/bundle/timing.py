@@ -37,6 +37,16 @@ class TimingSummary(BundleModel):
     )
     eager_cv: float | None = Field(default=None, description="Coefficient of variation of eager's samples.")
     compiled_cv: float | None = Field(default=None, description="Coefficient of variation of compiled's samples.")
+    host_cv: float | None = Field(
+        default=None,
+        description="Coefficient of variation of the host probe (`Metrics.host_probe_ms`): how much the host CPU's "
+        "speed varied while the steps were timed.",
+    )
+    host_correlation: float | None = Field(
+        default=None,
+        description="Rank correlation between the host probe and the mean of the pair of blocks timed after it: "
+        "near 1 when the steps slowed down with the host's CPU.",
+    )
     resamples: int = Field(default=0, description="Bootstrap resamples behind the intervals.")
     paired: bool = Field(
         default=False,

@@ -78,16 +78,22 @@ def _median(times: StepTimes | None, interval: Interval | None, cv: float | None
     return MISSING if times is None else f"{_ms(times.median_ms)} ({_interval(interval, ' ms')}), CV {noise}"
 
 
-def _timing_method(metrics: Metrics) -> str:
-    """One sentence on how the step times were taken and what the intervals and CV mean."""
+def _timing_method(metrics: Metrics, timing: TimingSummary) -> str:
+    """How the step times were taken and what the intervals and CV mean; the host's own noise when probed."""
     if metrics.eager is None or metrics.compiled is None:
         return ""
     n, m = len(metrics.eager.samples_ms), len(metrics.compiled.samples_ms)
+    host = (
+        f" Before each pair of blocks a fixed CPU workload was timed: its CV of {timing.host_cv:.0%} is how much the "
+        "host's CPU speed varied meanwhile (launch-bound steps are CPU time)."
+        if timing.host_cv is not None
+        else ""
+    )
     return (
         f"Step times are measured in blocks of {plural(metrics.eager.block_steps, 'step')} run back to back with one "
         f"synchronisation per block, eager and compiled blocks alternating, {n if n == m else f'{n} and {m}'} "
         f"blocks {'each' if n == m else 'respectively'}; medians are shown with 95 % bootstrap intervals, and CV "
-        "(standard deviation ÷ mean of the blocks) is the run-to-run noise."
+        f"(standard deviation ÷ mean of the blocks) is the run-to-run noise.{host}"
     )
 
 
@@ -114,7 +120,7 @@ def _summary(bundle: Bundle) -> str:
         ("Compile time", _compile_time(manifest)),
         ("Status", f"**{manifest.status.value}**"),
     ]
-    return "\n\n".join(part for part in ("## Summary", _bullets(items), _timing_method(metrics)) if part)
+    return "\n\n".join(part for part in ("## Summary", _bullets(items), _timing_method(metrics, ci)) if part)
 
 
 CACHE_NOTES: dict[InductorCache, str] = {

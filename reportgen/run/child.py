@@ -132,13 +132,14 @@ def _time_steps(
     from reportgen.run.capture import counted_gc
 
     with counted_gc() as pauses:  # left on, as in a user's loop; counted, since a pass over a compile-sized heap shows
-        eager_t, compiled_t = measure.time_interleaved(
+        eager_t, compiled_t, probe_ms = measure.time_interleaved(
             work, work.model, compiled, recipe.profile.steps, recipe.profile.block_steps
         )
     _log(f"step timing: {pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms")
     progress.metrics(
         eager=eager_t,
         compiled=compiled_t,
+        host_probe_ms=probe_ms,
         peak_memory_eager_bytes=measure.peak_memory(work, work.model),
         peak_memory_compiled_bytes=measure.peak_memory(work, compiled, cudagraphs=recipe.compile.uses_cudagraphs),
     )

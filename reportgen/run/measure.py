@@ -5,6 +5,11 @@ training loop runs them (the CPU queues the next step while the GPU works), with
 the end of each block; a sample is a block's time per step. Single synchronised steps would add the
 GPU's tail and the CPU's launch time of every step (15-25 % on mixnet_l, H100). The profiler never runs
 during timing.
+
+Before each pair of blocks, outside them, a fixed pure-Python workload is timed (`host_probe`): the host
+CPU's speed at that moment. Launch-bound steps are CPU time, so a host whose CPU speed wanders (a shared
+H100 host: the same 1.5 ms loop varied with a CV of 20-33 %, with no steal reported) moves the step times with
+it; the probe lets the analysis say so instead of leaving it to the reader.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from reportgen.bundle import StepTimes
 from reportgen.run.workload import Workload
 
 __all__ = [
+    "HOST_PROBE_LOOPS",
     "graph_pool_bytes",
+    "host_probe",
     "peak_memory",
     "profile_steps",
     "step_times",
@@ -29,6 +36,19 @@ __all__ = [
     "time_call",
     "time_interleaved",
 ]
+
+
+HOST_PROBE_LOOPS = 20_000
+"""Iterations of the host probe's loop: about 1 ms on a current server CPU."""
+
+
+def host_probe() -> float:
+    """Wall seconds of a fixed pure-Python workload (integer multiply-adds): the host CPU's speed now."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(HOST_PROBE_LOOPS):
+        total += i * i
+    return time.perf_counter() - start
 
 
 def time_call(workload: Workload, fn: Callable[..., object]) -> float:
@@ -74,15 +94,20 @@ def time_interleaved(
     compiled: Callable[..., object],
     samples: int,
     block_steps: int = 1,
-) -> tuple[StepTimes, StepTimes]:
+) -> tuple[StepTimes, StepTimes, list[float]]:
     """`samples` blocks of `block_steps` steps each of eager and compiled, alternating, so that drift
-    (clocks, thermals, other tenants) hits both alike and sample i of each is a pair."""
+    (clocks, thermals, other tenants) hits both alike and sample i of each is a pair.
+
+    :returns: eager, compiled, and the host probe's milliseconds before each pair (outside the timed blocks)
+    """
     eager_s: list[float] = []
     compiled_s: list[float] = []
+    probe_ms: list[float] = []
     for _ in range(samples):
+        probe_ms.append(host_probe() * 1e3)
         eager_s.append(time_block(workload, eager, block_steps))
         compiled_s.append(time_block(workload, compiled, block_steps))
-    return step_times(eager_s, block_steps), step_times(compiled_s, block_steps)
+    return step_times(eager_s, block_steps), step_times(compiled_s, block_steps), probe_ms
 
 
 def graph_pool_bytes() -> int:
