@@ -97,10 +97,10 @@ def noisy_host(inputs: FindingInputs) -> Finding | None:
     return Finding(
         rule="noisy-host",
         severity="warning",
-        title=f"The host's CPU speed varied while steps were timed (CV {cv:.0%})",
+        title=f"The host's CPU speed varied while steps were timed (CV {cv * 100:.0f} %)",
         evidence=f"A fixed CPU workload, timed before each of the {len(probe)} pairs of blocks and outside them, "
         f"took {format_ms(ordered[0])} to {format_ms(ordered[-1])} ms (median {format_ms(ordered[len(ordered) // 2])}"
-        f" ms, CV {cv:.0%}; a quiet machine stays within a few per cent).{moved}\n"
+        f" ms, CV {cv * 100:.0f} %; a quiet machine stays within a few per cent).{moved}\n"
         f"Launch-bound steps are CPU time: their medians carry the host's noise, and the same recipe timed again "
         f"on this host may differ by more than this run's intervals show.",
         suggestion="Compare eager and compiled within one run (its speedup pairs blocks timed side by side), and "

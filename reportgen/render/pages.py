@@ -84,7 +84,7 @@ def _timing_method(metrics: Metrics, timing: TimingSummary) -> str:
         return ""
     n, m = len(metrics.eager.samples_ms), len(metrics.compiled.samples_ms)
     host = (
-        f" Before each pair of blocks a fixed CPU workload was timed: its CV of {timing.host_cv:.0%} is how much the "
+        f" Before each pair of blocks a fixed CPU workload was timed: its CV of {timing.host_cv * 100:.0f} % is how much the "
         "host's CPU speed varied meanwhile (launch-bound steps are CPU time)."
         if timing.host_cv is not None
         else ""

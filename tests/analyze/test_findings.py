@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from reportgen.analyze.findings import (
     launch_bound,
     low_bandwidth,
     no_significant_difference,
+    noisy_host,
     recompiles,
 )
 from reportgen.analyze.peak import peak_bandwidth
@@ -54,7 +57,7 @@ from reportgen.bundle import (
     reason_headline,
 )
 from reportgen.recipe.model import Recipe
-from tests.data import BUNDLES_DIR
+from tests.data import BUNDLES_DIR, H100_HOST_PROBE
 
 __all__: list[str] = []
 
@@ -552,7 +555,7 @@ def test_findings_run_rules_in_order_without_capture() -> None:
     metrics = Metrics(eager=_times(1.0, 0.9, 1.1), compiled=_times(2.0, 1.9, 2.1))
     found = findings(_manifest(device="cpu", metrics=metrics), None, _analysis([_graph(10.0)]))
     assert [f.rule for f in found] == ["compiled-slower", "cpu-run"]
-    assert len(RULES) == 8
+    assert len(RULES) == 9
     assert findings(_manifest(), Capture(), _analysis()) == []
 
 
@@ -564,3 +567,24 @@ def test_analyze_fills_regions_and_findings(tmp_path: Path) -> None:
     assert [f.rule for f in analysis.findings] == ["graph-breaks", "launch-bound"]
     assert "1 compiled region," in analysis.findings[0].evidence
     assert Analysis.model_validate_json(analysis.model_dump_json()) == analysis
+
+
+def test_noisy_host_fires_on_a_recorded_noisy_host_and_not_on_a_quiet_one() -> None:
+    run = json.loads(H100_HOST_PROBE.read_text())["runs"]["resnet50"][0]
+    eager, compiled = run["eager_samples_ms"], run["compiled_samples_ms"]
+    noisy = Metrics(
+        eager=_times(statistics.median(eager), min(eager), max(eager)).model_copy(update={"samples_ms": eager}),
+        compiled=_times(statistics.median(compiled), min(compiled), max(compiled)).model_copy(
+            update={"samples_ms": compiled}
+        ),
+        host_probe_ms=run["host_probe_ms"],
+    )
+    finding = noisy_host(_inputs(_manifest(metrics=noisy)))
+    assert finding is not None
+    assert (finding.rule, finding.severity) == ("noisy-host", "warning")
+    assert finding.title == "The host's CPU speed varied while steps were timed (CV 27 %)"
+    assert "before each of the 20 pairs of blocks" in finding.evidence
+    assert "rank correlation of the probe with the pair of blocks timed after it is 0.58" in finding.evidence
+    quiet = noisy.model_copy(update={"host_probe_ms": [1.0 + 0.01 * (i % 3) for i in range(20)]})
+    assert noisy_host(_inputs(_manifest(metrics=quiet))) is None
+    assert noisy_host(_inputs(_manifest(metrics=noisy.model_copy(update={"host_probe_ms": []})))) is None

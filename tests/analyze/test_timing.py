@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 
 import pytest
 
 from reportgen.analyze.timing import LEVEL, RESAMPLES, timing_summary
 from reportgen.bundle import Interval, Manifest, Metrics, StepTimes, TimingSummary, load_bundle
-from tests.data import BUNDLES_DIR
+from tests.data import BUNDLES_DIR, H100_HOST_PROBE
 
 __all__: list[str] = []
 
@@ -120,3 +121,41 @@ def test_deterministic() -> None:
     first, second = timing_summary(metrics), timing_summary(metrics)
     assert first == second
     assert TimingSummary.model_validate_json(_summary(metrics).model_dump_json()) == first
+
+
+def _probed(recipe: str, loop: int) -> Metrics:
+    """A bare loop recorded on a noisy H100 host, with the host probe before each pair of blocks."""
+    run = json.loads(H100_HOST_PROBE.read_text())["runs"][recipe][loop]
+    return Metrics(
+        eager=_times(run["eager_samples_ms"]),
+        compiled=_times(run["compiled_samples_ms"]),
+        host_probe_ms=run["host_probe_ms"],
+    )
+
+
+@pytest.mark.parametrize(("recipe", "loop"), [("mixnet_l", 0), ("mixnet_l", 1), ("resnet50", 0), ("resnet50", 1)])
+def test_recorded_host_probe_gives_the_hosts_noise_and_its_pull_on_the_steps(recipe: str, loop: int) -> None:
+    metrics = _probed(recipe, loop)
+    summary = _summary(metrics)
+    probe = metrics.host_probe_ms
+    assert summary.host_cv == pytest.approx(statistics.stdev(probe) / statistics.fmean(probe))
+    assert 0.2 < summary.host_cv < 0.3  # the H100 host's CPU wandered in every loop
+    assert summary.host_correlation is not None and 0.1 < summary.host_correlation < 0.7  # the steps moved with it
+
+
+def test_host_correlation_is_the_rank_correlation_with_each_pair() -> None:
+    steps = [10.0, 11.0, 12.0, 13.0, 14.0]
+    same_order = Metrics(eager=_times(steps), compiled=_times(steps), host_probe_ms=[1.0, 1.1, 1.5, 2.0, 9.0])
+    reversed_order = same_order.model_copy(update={"host_probe_ms": [9.0, 2.0, 1.5, 1.1, 1.0]})
+    assert _summary(same_order).host_correlation == pytest.approx(1.0)
+    assert _summary(reversed_order).host_correlation == pytest.approx(-1.0)
+
+
+def test_no_host_probe_no_host_noise() -> None:
+    """Bundles made before the probe existed, and probes that do not pair with the blocks, give no host numbers."""
+    metrics = _recorded().metrics
+    assert metrics.host_probe_ms == []
+    summary = _summary(metrics)
+    assert (summary.host_cv, summary.host_correlation) == (None, None)
+    unpaired = _summary(metrics.model_copy(update={"host_probe_ms": [1.0, 1.2, 1.1]}))
+    assert unpaired.host_cv is not None and unpaired.host_correlation is None

@@ -188,6 +188,15 @@ def test_summary_shows_intervals_noise_and_the_timing_method(tmp_path: Path, mak
     assert method == METHOD.format(steps="1 step", blocks="5 blocks each")
 
 
+def test_timing_method_states_the_hosts_noise_when_probed(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle = _with_timing(load_bundle(make_bundle(tmp_path, "mixnet")), TIMING.model_copy(update={"host_cv": 0.264}))
+    page = report_page(bundle, CHARTS)
+    assert (
+        METHOD.format(steps="1 step", blocks="5 blocks each") + " Before each pair of blocks a fixed CPU workload was "
+        "timed: its CV of 26 % is how much the host's CPU speed varied meanwhile (launch-bound steps are CPU time)."
+    ) in page
+
+
 def test_timing_method_names_block_size_and_uneven_counts(tmp_path: Path, make_bundle: MakeBundle) -> None:
     bundle = load_bundle(make_bundle(tmp_path, "mixnet"))
     metrics = bundle.manifest.metrics
