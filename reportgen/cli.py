@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import sys
 import typing
 from collections.abc import Sequence
@@ -26,13 +27,15 @@ EPILOG = """examples:
   reportgen build results --out docs                render bundles into docs/reports and build HTML
   reportgen serve docs --port 8000                  browse the built site at http://127.0.0.1:8000/
   reportgen reproduce results/addmul                re-run a bundle's recipe; compare old and new numbers
+  reportgen compare old/mixnet_l--default results/mixnet_l--default --markdown
+                                                    headline numbers and kernel diff; exit 1 on a regression
   reportgen validate recipes/*.yaml                 check recipes without running them
   reportgen run recipes/*.yaml --timeout 900        several recipes, at most 15 min each
   reportgen run recipes/mixnet_l.yaml --variant default   one variant of a recipe
 
 On a terminal, runs show a live status line (recipe, stage from its run.log, elapsed time); piped
 output gets one plain line per event instead. Exit codes: 0 all runs ok, 1 a run failed, 2 usage or
-input error (one line on stderr), 130 interrupted.
+input error (one line on stderr), 130 interrupted; `compare`: 1 when a headline metric regressed.
 """
 
 
@@ -67,6 +70,20 @@ def _parser() -> argparse.ArgumentParser:
     rpr.add_argument("-o", "--results", type=Path, default=Path("results-repro"), help="where the new bundle goes")
     for p in (run, rep, rpr):
         _add_run_options(p)
+    cmp = sub.add_parser(
+        "compare", help="compare two bundles (or two results directories); exit 1 on a regression beyond noise"
+    )
+    cmp.add_argument("before", type=Path, help="the earlier bundle, or a results directory")
+    cmp.add_argument("after", type=Path, help="the later bundle, or a results directory (paired by bundle name)")
+    form = cmp.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="GitHub Markdown, for a pull request")
+    form.add_argument("--json", action="store_true", help="the comparisons as JSON")
+    cmp.add_argument(
+        "--threshold",
+        type=_fraction,
+        default=0.05,
+        help="how far a headline metric must move, beyond its intervals, to count (default 0.05 = 5 %%)",
+    )
     srv = sub.add_parser("serve", help="serve the built HTML site on 127.0.0.1 (Ctrl-C stops)")
     srv.add_argument(
         "site",
@@ -81,6 +98,27 @@ def _parser() -> argparse.ArgumentParser:
     req = sub.add_parser("requirements", help="print the pip requirements the recipes' models need")
     req.add_argument("recipes", nargs="+", type=Path)
     return parser
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1 (0.05 = 5 %), got {text!r}")
+    return value
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from reportgen.compare import compare_paths, to_markdown, to_text
+
+    comparisons = compare_paths(args.before, args.after, args.threshold)
+    if args.json:
+        print(json.dumps([c.model_dump(mode="json") | {"regressed": c.regressed} for c in comparisons], indent=2))
+    else:
+        print(to_markdown(comparisons) if args.markdown else to_text(comparisons))
+    return 1 if any(c.regressed for c in comparisons) else 0
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -150,6 +188,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "serve":
         return _serve(args.site, args.port)
+    if args.command == "compare":
+        return _compare(args)
     options = _run_options(args)
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce

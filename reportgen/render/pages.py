@@ -16,18 +16,15 @@ from reportgen.bundle import (
     Bundle,
     Environment,
     InductorCache,
-    Interval,
     Kernel,
     KernelTable,
     Manifest,
-    Metrics,
     RunStatus,
-    StepTimes,
     TimingSummary,
-    format_ms,
 )
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table, plural
+from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table
+from reportgen.render.timing_text import median_text, speedup_text, timing_method
 
 __all__ = ["BrokenBundle", "ChartFiles", "index_page", "report_page"]
 
@@ -59,44 +56,6 @@ class BrokenBundle:
     error: str
 
 
-def _ms(value: float | None, unit: str = " ms") -> str:
-    """Milliseconds, 2 decimals from 1 ms up, else 3 significant digits (`0.118 ms`)."""
-    return MISSING if value is None else format_ms(value) + unit
-
-
-def _interval(interval: Interval | None, unit: str) -> str:
-    """`95 % interval 118.80–121.20 ms` (unit ` ms`), `95 % interval 1.45–1.55×` (unit `×`)."""
-    if interval is None:
-        return f"95 % interval {MISSING}"
-    low, high = (_ms(v, "") if unit == " ms" else f"{v:.2f}" for v in (interval.low, interval.high))
-    return f"{100 * interval.level:.0f} % interval {low}–{high}{unit}"
-
-
-def _median(times: StepTimes | None, interval: Interval | None, cv: float | None) -> str:
-    """`120.00 ms (95 % interval 118.80–121.20 ms), CV 2.6 %`."""
-    noise = MISSING if cv is None else f"{100 * cv:.1f} %"
-    return MISSING if times is None else f"{_ms(times.median_ms)} ({_interval(interval, ' ms')}), CV {noise}"
-
-
-def _timing_method(metrics: Metrics, timing: TimingSummary) -> str:
-    """How the step times were taken and what the intervals and CV mean; the host's own noise when probed."""
-    if metrics.eager is None or metrics.compiled is None:
-        return ""
-    n, m = len(metrics.eager.samples_ms), len(metrics.compiled.samples_ms)
-    host = (
-        f" Before each pair of blocks a fixed CPU workload was timed: its CV of {timing.host_cv * 100:.0f} % is how much the "
-        "host's CPU speed varied meanwhile (launch-bound steps are CPU time)."
-        if timing.host_cv is not None
-        else ""
-    )
-    return (
-        f"Step times are measured in blocks of {plural(metrics.eager.block_steps, 'step')} run back to back with one "
-        f"synchronisation per block, eager and compiled blocks alternating, {n if n == m else f'{n} and {m}'} "
-        f"blocks {'each' if n == m else 'respectively'}; medians are shown with 95 % bootstrap intervals, and CV "
-        f"(standard deviation ÷ mean of the blocks) is the run-to-run noise.{host}"
-    )
-
-
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
     return "\n".join(f"- **{key}:** {value}" for key, value in items)
 
@@ -114,13 +73,13 @@ def _summary(bundle: Bundle) -> str:
         ("Task", recipe.task),
         ("AMP", recipe.amp),
         ("Compile mode", escape_md(recipe.compile.mode)),
-        ("Eager median", _median(metrics.eager, ci.eager_median_ci_ms, ci.eager_cv)),
-        ("Compiled median", _median(metrics.compiled, ci.compiled_median_ci_ms, ci.compiled_cv)),
-        ("Speedup", _speedup(metrics, ci)),
+        ("Eager median", median_text(metrics.eager, ci.eager_median_ci_ms, ci.eager_cv)),
+        ("Compiled median", median_text(metrics.compiled, ci.compiled_median_ci_ms, ci.compiled_cv)),
+        ("Speedup", speedup_text(metrics, ci)),
         ("Compile time", _compile_time(manifest)),
         ("Status", f"**{manifest.status.value}**"),
     ]
-    return "\n\n".join(part for part in ("## Summary", _bullets(items), _timing_method(metrics, ci)) if part)
+    return "\n\n".join(part for part in ("## Summary", _bullets(items), timing_method(metrics, ci)) if part)
 
 
 CACHE_NOTES: dict[InductorCache, str] = {
@@ -318,14 +277,6 @@ def report_page(
     return "\n\n".join(s for s in sections if s) + "\n"
 
 
-def _speedup(metrics: Metrics, timing: TimingSummary | None = None) -> str:
-    """`1.50×`; given a timing summary, with its interval: `1.50× (95 % interval 1.45–1.55×)`."""
-    speedup = metrics.speedup
-    if speedup is None:
-        return MISSING
-    return f"{speedup:.2f}×" if timing is None else f"{speedup:.2f}× ({_interval(timing.speedup_ci, '×')})"
-
-
 def _date(timestamp: str) -> str:
     """The date part of an ISO 8601 timestamp."""
     try:
@@ -358,7 +309,7 @@ def _index_row(bundle: Bundle) -> list[str]:
         escape_md(env.device_name) if env else manifest.recipe.device,
         escape_md(torch) if torch else MISSING,
         _date(manifest.started_at),
-        _speedup(metrics),
+        speedup_text(metrics),
         _busy(bundle.analysis),
         f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
         status if manifest.status is RunStatus.ok else f"**{status}**",

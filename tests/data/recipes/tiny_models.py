@@ -78,3 +78,17 @@ class OutOfMemory(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+
+class Nap(nn.Module):
+    """Sleeps `ms` milliseconds in forward around a tiny matmul: steady step times, with a slow variant planted
+    by a larger `ms` (for the regression gate of `reportgen compare`)."""
+
+    def __init__(self, ms: float = 4.0) -> None:
+        super().__init__()
+        self.ms = ms
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(self.ms / 1e3)
+        return self.fc(x).relu()

@@ -1,0 +1,24 @@
+"""`reportgen compare A B`: headline numbers with their intervals, then the kernel-level diff that explains them.
+
+A and B are two bundles, or two results directories (bundles paired by name). A headline metric regressed
+when it moved the wrong way by more than the threshold *and* the two runs' 95 % intervals do not overlap;
+`reportgen compare` exits 1 then, 0 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+from reportgen.compare.diff import DEFAULT_THRESHOLD, compare_bundles, compare_paths
+from reportgen.compare.format import to_markdown, to_text
+from reportgen.compare.model import CategoryChange, Comparison, KernelChange, MetricChange
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "CategoryChange",
+    "Comparison",
+    "KernelChange",
+    "MetricChange",
+    "compare_bundles",
+    "compare_paths",
+    "to_markdown",
+    "to_text",
+]

@@ -1,0 +1,220 @@
+"""Compute a `Comparison` of two bundles: headline metrics against their intervals, categories, kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reportgen.analyze import analyze, timing_summary
+from reportgen.bundle import MANIFEST_FILE, Bundle, Interval, RunStatus, TimingSummary, load_bundle
+from reportgen.compare.model import CategoryChange, Comparison, KernelChange, MetricChange, Side
+from reportgen.errors import BundleError, ReportgenError
+
+__all__ = ["DEFAULT_THRESHOLD", "MIN_KERNEL_SHARE", "compare_bundles", "compare_paths"]
+
+DEFAULT_THRESHOLD = 0.05
+"""A headline metric must move by more than this fraction (and beyond its intervals) to count."""
+MIN_KERNEL_SHARE = 0.005
+"""Kernel changes smaller than this fraction of their graph's time per step are left out of the diff."""
+
+_GiB = float(1 << 30)
+
+
+def compare_paths(before: Path, after: Path, threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+    """Two bundles, or two results directories whose bundles are paired by name.
+
+    :raises BundleError: a path is missing, is neither a bundle nor a directory of bundles, or nothing pairs
+    """
+    for path in (before, after):
+        if not path.is_dir():
+            raise BundleError(f"{path}: no such bundle or results directory")
+    if _is_bundle(before) and _is_bundle(after):
+        return [compare_bundles(before, after, threshold)]
+    if _is_bundle(before) or _is_bundle(after):
+        raise BundleError(f"{before} and {after}: compare two bundles or two results directories, not one of each")
+    names = sorted(_bundles(before) & _bundles(after))
+    if not names:
+        raise BundleError(f"{before} and {after} hold no bundle of the same name to compare")
+    return [compare_bundles(before / name, after / name, threshold) for name in names]
+
+
+def compare_bundles(before: Path, after: Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
+    """Compare two runs; `after` is judged against `before`."""
+    notes: list[str] = []
+    old, new = _load(before, notes), _load(after, notes)
+    old_timing, new_timing = _timing(old), _timing(new)
+    diagnostics = [b.capture.diagnostics if b.capture else None for b in (old, new)]
+    phases = sorted({p for d in diagnostics if d for p in d.compile_phases_s})
+    return Comparison(
+        name=new.manifest.name,
+        before=_side(old),
+        after=_side(new),
+        threshold=threshold,
+        metrics=_metrics(old, new, old_timing, new_timing, threshold),
+        categories=_categories(old, new),
+        kernels=_kernels(old, new, threshold),
+        compile_phases_s={p: tuple(d.compile_phases_s.get(p) if d else None for d in diagnostics) for p in phases},  # type: ignore[misc]
+        graph_breaks=tuple(len(d.graph_breaks) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
+        recompiles=tuple(len(d.recompiles) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
+        notes=notes,
+    )
+
+
+def _is_bundle(path: Path) -> bool:
+    return (path / MANIFEST_FILE).is_file()
+
+
+def _bundles(results: Path) -> set[str]:
+    return {p.name for p in results.iterdir() if p.is_dir() and not p.name.startswith(".") and _is_bundle(p)}
+
+
+def _load(path: Path, notes: list[str]) -> Bundle:
+    """The bundle with a current analysis: analysed in memory when it has none (nothing is written)."""
+    bundle = load_bundle(path)
+    if bundle.manifest.status is not RunStatus.ok or (bundle.analysis is not None and not bundle.analysis.stale):
+        return bundle
+    try:
+        analysis = analyze(path, bundle.manifest, bundle.capture)
+    except ReportgenError as exc:
+        notes.append(f"{path}: not analysed ({exc}); its kernels are left out")
+        return bundle
+    return Bundle(path=path, manifest=bundle.manifest, analysis=analysis, capture=bundle.capture)
+
+
+def _side(bundle: Bundle) -> Side:
+    env = bundle.manifest.environment
+    return Side(
+        bundle=str(bundle.path),
+        status=bundle.manifest.status.value,
+        torch=env.versions.torch if env else None,
+        device=f"{env.device} ({env.device_name})" if env else None,
+        started_at=str(bundle.manifest.started_at) if bundle.manifest.started_at else None,
+    )
+
+
+def _timing(bundle: Bundle) -> TimingSummary:
+    if bundle.analysis is not None and bundle.analysis.timing is not None:
+        return bundle.analysis.timing
+    return timing_summary(bundle.manifest.metrics) or TimingSummary()
+
+
+def _ci(interval: Interval | None) -> tuple[float, float] | None:
+    return (interval.low, interval.high) if interval is not None else None
+
+
+def _metrics(
+    old: Bundle, new: Bundle, old_t: TimingSummary, new_t: TimingSummary, threshold: float
+) -> list[MetricChange]:
+    a, b = old.manifest.metrics, new.manifest.metrics
+
+    def peak(value: int | None) -> float | None:
+        return value / _GiB if value is not None else None
+
+    rows = [
+        ("eager median", "ms", "lower", a.eager, b.eager, old_t.eager_median_ci_ms, new_t.eager_median_ci_ms),
+        (
+            "compiled median",
+            "ms",
+            "lower",
+            a.compiled,
+            b.compiled,
+            old_t.compiled_median_ci_ms,
+            new_t.compiled_median_ci_ms,
+        ),
+    ]
+    out = [
+        _metric(name, unit, better, x.median_ms if x else None, y.median_ms if y else None, _ci(cx), _ci(cy), threshold)
+        for name, unit, better, x, y, cx, cy in rows
+    ]
+    out.append(
+        _metric("speedup", "x", "higher", a.speedup, b.speedup, _ci(old_t.speedup_ci), _ci(new_t.speedup_ci), threshold)
+    )
+    out.append(_metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold))
+    out.append(
+        _metric(
+            "peak memory, compiled",
+            "GiB",
+            "lower",
+            peak(a.peak_memory_compiled_bytes),
+            peak(b.peak_memory_compiled_bytes),
+            None,
+            None,
+            threshold,
+        )
+    )
+    return out
+
+
+def _metric(
+    name: str,
+    unit: str,
+    better: str,
+    before: float | None,
+    after: float | None,
+    before_ci: tuple[float, float] | None,
+    after_ci: tuple[float, float] | None,
+    threshold: float,
+) -> MetricChange:
+    """A metric with intervals on both sides is gated: it regressed only beyond the threshold and the intervals."""
+    gated = before_ci is not None and after_ci is not None
+    if before is None or after is None or before <= 0:
+        verdict = "not measured"
+    else:
+        change = after / before - 1.0
+        worse = change > threshold if better == "lower" else change < -threshold
+        better_ = change < -threshold if better == "lower" else change > threshold
+        apart = not gated or before_ci[1] < after_ci[0] or after_ci[1] < before_ci[0]  # type: ignore[index]
+        verdict = "regressed" if worse and apart else "improved" if better_ and apart else "within noise"
+    return MetricChange(
+        name=name,
+        unit=unit,
+        better=better,  # type: ignore[arg-type]
+        before=before,
+        after=after,
+        before_ci=before_ci,
+        after_ci=after_ci,
+        gated=gated,
+        verdict=verdict,  # type: ignore[arg-type]
+    )
+
+
+def _per_step(bundle: Bundle) -> dict[str, dict[tuple[str, str], float]]:
+    """Device µs per profiled step of each (kernel, category), by graph label."""
+    analysis = bundle.analysis
+    if analysis is None:
+        return {}
+    steps = max(analysis.kernels.profiled_steps, 1)
+    return {g.label: {(k.name, k.category): k.device_time_us / steps for k in g.kernels} for g in analysis.graphs}
+
+
+def _categories(old: Bundle, new: Bundle) -> list[CategoryChange]:
+    before, after = _per_step(old), _per_step(new)
+    out = []
+    for graph in sorted(set(before) | set(after)):
+        totals: dict[str, list[float]] = {}
+        for side, kernels in enumerate((before.get(graph, {}), after.get(graph, {}))):
+            for (_, category), us in kernels.items():
+                totals.setdefault(category, [0.0, 0.0])[side] += us
+        out += [
+            CategoryChange(graph=graph, category=c, before_us=v[0], after_us=v[1]) for c, v in sorted(totals.items())
+        ]
+    return out
+
+
+def _kernels(old: Bundle, new: Bundle, threshold: float) -> list[KernelChange]:
+    before, after = _per_step(old), _per_step(new)
+    out: list[KernelChange] = []
+    for graph in sorted(set(before) | set(after)):
+        a, b = before.get(graph, {}), after.get(graph, {})
+        floor = MIN_KERNEL_SHARE * max(sum(a.values()), sum(b.values()))
+        for key in set(a) | set(b):
+            x, y = a.get(key), b.get(key)
+            if x is None or y is None:
+                kind = "added" if x is None else "removed"
+            elif abs(y - x) > threshold * x:
+                kind = "slower" if y > x else "faster"
+            else:
+                continue
+            if abs((y or 0.0) - (x or 0.0)) < floor:
+                continue
+            out.append(KernelChange(graph=graph, name=key[0], category=key[1], before_us=x, after_us=y, kind=kind))  # type: ignore[arg-type]
+    return sorted(out, key=lambda k: (k.graph, -abs((k.after_us or 0.0) - (k.before_us or 0.0))))

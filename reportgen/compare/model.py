@@ -1,0 +1,85 @@
+"""What a comparison of two runs holds (JSON with `--json`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["CategoryChange", "Comparison", "KernelChange", "MetricChange", "Side"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Side(_Model):
+    """One of the two runs."""
+
+    bundle: str = Field(description="The bundle's directory.")
+    status: str
+    torch: str | None = None
+    device: str | None = None
+    started_at: str | None = None
+
+
+class MetricChange(_Model):
+    """One headline number, before and after."""
+
+    name: str
+    unit: str
+    better: Literal["lower", "higher"]
+    before: float | None
+    after: float | None
+    before_ci: tuple[float, float] | None = None
+    after_ci: tuple[float, float] | None = None
+    gated: bool = Field(description="Whether this metric can fail the comparison (it has intervals).")
+    verdict: Literal["regressed", "improved", "within noise", "not measured"]
+
+    @property
+    def change(self) -> float | None:
+        """after / before - 1."""
+        if self.before is None or self.after is None or self.before == 0:
+            return None
+        return self.after / self.before - 1.0
+
+
+class KernelChange(_Model):
+    """A kernel of one graph whose time per step changed beyond the threshold, appeared or went away."""
+
+    graph: str
+    name: str
+    category: str
+    before_us: float | None = Field(description="Device time per profiled step, µs; None = absent.")
+    after_us: float | None
+    kind: Literal["added", "removed", "slower", "faster"]
+
+
+class CategoryChange(_Model):
+    """Device time per step of one Inductor category in one graph."""
+
+    graph: str
+    category: str
+    before_us: float
+    after_us: float
+
+
+class Comparison(_Model):
+    """Two runs of one recipe (and variant) side by side."""
+
+    name: str
+    before: Side
+    after: Side
+    threshold: float
+    metrics: list[MetricChange]
+    categories: list[CategoryChange] = Field(default_factory=list)
+    kernels: list[KernelChange] = Field(default_factory=list)
+    compile_phases_s: dict[str, tuple[float | None, float | None]] = Field(default_factory=dict)
+    graph_breaks: tuple[int, int] = (0, 0)
+    recompiles: tuple[int, int] = (0, 0)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        """Whether a gated headline metric regressed beyond its noise."""
+        return any(m.verdict == "regressed" and m.gated for m in self.metrics)
