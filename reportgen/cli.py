@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen import __version__
+from reportgen.bundle import HISTORY_DIR
 from reportgen.console import LiveProgress, PrintProgress
-from reportgen.errors import ReportgenError
+from reportgen.errors import BundleError, ReportgenError
 from reportgen.pins import model_requirements
 
 if typing.TYPE_CHECKING:
@@ -70,20 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     rpr.add_argument("-o", "--results", type=Path, default=Path("results-repro"), help="where the new bundle goes")
     for p in (run, rep, rpr):
         _add_run_options(p)
-    cmp = sub.add_parser(
-        "compare", help="compare two bundles (or two results directories); exit 1 on a regression beyond noise"
-    )
-    cmp.add_argument("before", type=Path, help="the earlier bundle, or a results directory")
-    cmp.add_argument("after", type=Path, help="the later bundle, or a results directory (paired by bundle name)")
-    form = cmp.add_mutually_exclusive_group()
-    form.add_argument("--markdown", action="store_true", help="GitHub Markdown, for a pull request")
-    form.add_argument("--json", action="store_true", help="the comparisons as JSON")
-    cmp.add_argument(
-        "--threshold",
-        type=_fraction,
-        default=0.05,
-        help="how far a headline metric must move, beyond its intervals, to count (default 0.05 = 5 %%)",
-    )
+    _add_history_parsers(sub)
     srv = sub.add_parser("serve", help="serve the built HTML site on 127.0.0.1 (Ctrl-C stops)")
     srv.add_argument(
         "site",
@@ -100,6 +88,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`compare` and `history`: the commands over kept runs."""
+    cmp = sub.add_parser(
+        "compare", help="compare two bundles (or two results directories); exit 1 on a regression beyond noise"
+    )
+    cmp.add_argument("before", type=Path, help="the earlier bundle, or a results directory")
+    cmp.add_argument(
+        "after",
+        type=Path,
+        nargs="?",
+        help="the later bundle, or a results directory (paired by bundle name); omitted: BEFORE is a bundle, "
+        "compared with the run it replaced (its newest run in <results>/.history/)",
+    )
+    form = cmp.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="GitHub Markdown, for a pull request")
+    form.add_argument("--json", action="store_true", help="the comparisons as JSON")
+    cmp.add_argument(
+        "--threshold",
+        type=_fraction,
+        default=0.05,
+        help="how far a headline metric must move, beyond its intervals, to count (default 0.05 = 5 %%)",
+    )
+    hst = sub.add_parser("history", help="list every run kept in a results directory (the history index)")
+    hst.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
+    hst.add_argument("--name", help="only this bundle (`<recipe>` or `<recipe>--<variant>`)")
+    hst.add_argument("--recipe", help="only runs of this recipe (all its variants)")
+    hst.add_argument("--torch", help="only runs under this torch version")
+    hst.add_argument("--json", action="store_true", help="the runs as JSON")
+
+
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -113,12 +131,68 @@ def _fraction(text: str) -> float:
 def _compare(args: argparse.Namespace) -> int:
     from reportgen.compare import compare_paths, to_markdown, to_text
 
-    comparisons = compare_paths(args.before, args.after, args.threshold)
+    after = args.after
+    before = args.before
+    if after is None:
+        from reportgen.history import previous_run
+
+        after, before = before, previous_run(before)
+        if before is None:
+            raise BundleError(f"{after}: no earlier run of this bundle in {after.parent / HISTORY_DIR / after.name}")
+    comparisons = compare_paths(before, after, args.threshold)
     if args.json:
         print(json.dumps([c.model_dump(mode="json") | {"regressed": c.regressed} for c in comparisons], indent=2))
     else:
         print(to_markdown(comparisons) if args.markdown else to_text(comparisons))
     return 1 if any(c.regressed for c in comparisons) else 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from reportgen.history import HistoryIndex
+
+    with HistoryIndex(args.results) as index:
+        update = index.update()
+        runs = index.runs(recipe=args.recipe, name=args.name, torch=args.torch)
+    for problem in update.unreadable:
+        print(f"reportgen: warning: left out of the history: {problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in runs], indent=2))
+        return 0
+
+    def num(value: float | None, spec: str) -> str:
+        return "—" if value is None else f"{value:{spec}}"
+
+    rows = [
+        [
+            r.started_at[:19],
+            r.name,
+            r.status,
+            r.torch or "—",
+            r.device_name or "—",
+            num(r.eager_ms, ".2f"),
+            num(r.compiled_ms, ".2f"),
+            num(r.speedup, ".2f"),
+            num(r.compile_s, ".1f"),
+            r.path,
+        ]
+        for r in runs
+    ]
+    headers = [
+        "started",
+        "bundle",
+        "status",
+        "torch",
+        "device",
+        "eager ms",
+        "compiled ms",
+        "speedup",
+        "compile s",
+        "path",
+    ]
+    print(tabulate(rows, headers=headers, disable_numparse=True))
+    return 0
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -190,6 +264,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _serve(args.site, args.port)
     if args.command == "compare":
         return _compare(args)
+    if args.command == "history":
+        return _history(args)
     options = _run_options(args)
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce

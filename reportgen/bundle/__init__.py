@@ -59,6 +59,8 @@ from reportgen.bundle.layout import (
     ANALYSIS_FILE,
     CAPTURE_FILE,
     GRAPHS_DIR,
+    HISTORY_DIR,
+    HISTORY_INDEX_FILE,
     LOG_FILE,
     MANIFEST_FILE,
     MODULES_DIR,
@@ -77,6 +79,7 @@ from reportgen.bundle.manifest import (
     StepTimes,
     Versions,
 )
+from reportgen.bundle.record import RunRecord
 from reportgen.bundle.sources import (
     GraphModule,
     IndexedKernel,
@@ -117,6 +120,8 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_ORDER",
     "GRAPHS_DIR",
+    "HISTORY_DIR",
+    "HISTORY_INDEX_FILE",
     "LOG_FILE",
     "MANIFEST_FILE",
     "MAX_JSON_BYTES",
@@ -164,6 +169,7 @@ __all__ = [
     "PeakBandwidth",
     "Recompile",
     "RegionEvidence",
+    "RunRecord",
     "RunStatus",
     "StepAnalysis",
     "StepTimes",

@@ -13,6 +13,8 @@
         graphs/              profiles of each compiled graph run alone (`wrapper.py -p`)
         modules/wrappers/    compiled wrapper modules, one per graph
         modules/kernels/     kernel modules
+    <results>/.history/<bundle-name>/<run id>/   earlier runs of that bundle, each a whole bundle
+    <results>/.reportgen-history.sqlite           the history index (a cache, rebuilt from the bundles)
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ __all__ = [
     "ANALYSIS_FILE",
     "CAPTURE_FILE",
     "GRAPHS_DIR",
+    "HISTORY_DIR",
+    "HISTORY_INDEX_FILE",
     "LOG_FILE",
     "MANIFEST_FILE",
     "MODULES_DIR",
@@ -41,6 +45,10 @@ TRACE_FILE = "trace.json.gz"
 LOG_FILE = "run.log"
 GRAPHS_DIR = "graphs"
 MODULES_DIR = "modules"
+HISTORY_DIR = ".history"
+"""Inside a results directory: earlier runs of each bundle, `<bundle-name>/<run id>/`."""
+HISTORY_INDEX_FILE = ".reportgen-history.sqlite"
+"""Inside a results directory: the history index over its bundles (`reportgen.history`)."""
 
 
 def module_dir(kind: str) -> str:

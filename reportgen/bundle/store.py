@@ -21,6 +21,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from reportgen.bundle.analysis import Analysis
+from reportgen.bundle.archive import archive_bundle
 from reportgen.bundle.base import SCHEMA_VERSION
 from reportgen.bundle.capture import Capture
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
@@ -84,20 +85,31 @@ def _siblings(dest: Path, kind: str) -> list[Path]:
     return sorted(p for p in dest.parent.iterdir() if pattern.match(p.name))
 
 
-def recover_dir(dest: Path) -> None:
+Keep = Callable[[Path], object]
+"""What becomes of a replaced directory (default: deleted); bundles are archived (`archive_bundle`)."""
+
+
+def _drop(old: Path) -> None:
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_dir(dest: Path, keep: Keep = _drop) -> None:
     """Finish or undo a :func:`replace_dir` of `dest` that was interrupted.
 
-    Restores the previous directory when `dest` is missing, then removes leftover temporaries.
+    Restores the previous directory when `dest` is missing; a previous one left beside a complete `dest`
+    goes to `keep`; leftover temporaries are removed.
     """
     olds = _siblings(dest, "old")
     if olds and not dest.exists():
         olds.pop().rename(dest)
-    for leftover in olds + _siblings(dest, "tmp"):
+    for old in olds:
+        keep(old)
+    for leftover in _siblings(dest, "tmp"):
         shutil.rmtree(leftover, ignore_errors=True)
 
 
-def _swap_dir(src: Path, dest: Path) -> None:
-    """Replace directory `dest` by `src` (a sibling of it) with two renames.
+def _swap_dir(src: Path, dest: Path, keep: Keep) -> None:
+    """Replace directory `dest` by `src` (a sibling of it) with two renames; the previous one goes to `keep`.
 
     At every instant either `dest` or its `.old-*` sibling holds a complete previous version.
     """
@@ -112,7 +124,7 @@ def _swap_dir(src: Path, dest: Path) -> None:
             old.rename(dest)
         raise
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        keep(old)
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -128,7 +140,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def replace_dir(dest: Path, populate: Callable[[Path], _T]) -> _T:
+def replace_dir(dest: Path, populate: Callable[[Path], _T], keep: Keep = _drop) -> _T:
     """Build directory `dest` anew: `populate` fills a temporary sibling, which then replaces it.
 
     An interruption at any point leaves the previous `dest` readable (or restorable by
@@ -137,12 +149,12 @@ def replace_dir(dest: Path, populate: Callable[[Path], _T]) -> _T:
     :returns: what `populate` returned
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    recover_dir(dest)
+    recover_dir(dest, keep)
     tmp = _sibling(dest, "tmp")
     tmp.mkdir()
     try:
         result = populate(tmp)
-        _swap_dir(tmp, dest)
+        _swap_dir(tmp, dest, keep)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -150,7 +162,8 @@ def replace_dir(dest: Path, populate: Callable[[Path], _T]) -> _T:
 
 
 def write_bundle(results_dir: Path, name: str, populate: Callable[[Path], Manifest]) -> Path:
-    """Write bundle `name` under `results_dir`, replacing any previous one atomically.
+    """Write bundle `name` under `results_dir`, replacing any previous one atomically; the previous run is
+    kept in `<results_dir>/.history/<name>/<run id>/` (`archive_bundle`).
 
     :param populate: writes the bundle's files into the directory it is given and returns the
         manifest, which is then written as manifest.json
@@ -163,7 +176,7 @@ def write_bundle(results_dir: Path, name: str, populate: Callable[[Path], Manife
         manifest = populate(tmp)
         _write_text_atomic(tmp / MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
 
-    replace_dir(results_dir / name, fill)
+    replace_dir(results_dir / name, fill, keep=lambda old: archive_bundle(old, results_dir, name))
     return results_dir / name
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from reportgen.bundle import (
+    HISTORY_DIR,
+    MANIFEST_FILE,
     Manifest,
     RunStatus,
     iter_bundles,
@@ -60,7 +63,26 @@ def test_rewrite_replaces_bundle(tmp_path: Path, make_bundle: MakeBundle) -> Non
     manifest = read_manifest(bundle_dir)
     assert (manifest.recipe.display_title, manifest.status) == ("Second", RunStatus.failed)
     assert read_analysis(bundle_dir) is None
-    assert [p.name for p in tmp_path.iterdir()] == ["mixnet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HISTORY_DIR, "mixnet"]  # no leftover; the first run kept
+    [first] = (tmp_path / HISTORY_DIR / "mixnet").iterdir()
+    assert read_manifest(first).recipe.display_title == "First"
+    assert read_analysis(first) is not None
+
+
+def test_an_old_bundle_left_by_an_interrupted_swap_is_archived_not_deleted(
+    tmp_path: Path, make_bundle: MakeBundle
+) -> None:
+    """Killed after the new bundle was renamed into place but before the old one was archived: the next write
+    archives the one left beside it."""
+    first = make_bundle(tmp_path, "mixnet", title="First")
+    left = Path(shutil.copytree(first, tmp_path / ".old-mixnet-0123abcd"))
+    manifest = json.loads((left / MANIFEST_FILE).read_text())
+    (left / MANIFEST_FILE).write_text(json.dumps({**manifest, "started_at": "2024-12-31T00:00:00Z"}))
+    make_bundle(tmp_path, "mixnet", title="Second")
+    kept = sorted((tmp_path / HISTORY_DIR / "mixnet").iterdir())
+    assert [read_manifest(k).started_at for k in kept] == ["2024-12-31T00:00:00Z", "2025-01-01T00:00:00Z"]
+    assert read_manifest(tmp_path / "mixnet").recipe.display_title == "Second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HISTORY_DIR, "mixnet"]
 
 
 def test_recover_restores_old_dir_after_interrupted_swap(tmp_path: Path) -> None:

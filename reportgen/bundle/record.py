@@ -1,0 +1,65 @@
+"""A run's identity and headline numbers, as the history index keeps them (one row per bundle)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from reportgen.bundle.base import BundleModel
+from reportgen.bundle.manifest import Manifest
+
+__all__ = ["RunRecord"]
+
+
+class RunRecord(BundleModel):
+    """What makes a run's numbers comparable with another's, and those numbers."""
+
+    path: str = Field(description="The bundle directory.")
+    name: str = Field(description="Bundle name: `<recipe>` or `<recipe>--<variant>`.")
+    recipe: str
+    variant: str | None = None
+    status: str
+    started_at: str
+    recipe_sha256: str
+    model: str
+    torch: str | None = None
+    triton: str | None = None
+    cuda: str | None = None
+    driver: str | None = None
+    device: str | None = Field(default=None, description="cuda or cpu; None when the run never probed it.")
+    device_name: str | None = Field(default=None, description="The GPU model (or the CPU on CPU runs).")
+    cpu: str | None = None
+    inductor_cache: str = "fresh"
+    eager_ms: float | None = None
+    compiled_ms: float | None = None
+    speedup: float | None = None
+    compile_s: float | None = None
+    peak_memory_compiled_bytes: int | None = None
+
+    @classmethod
+    def from_manifest(cls, manifest: Manifest, path: str) -> RunRecord:
+        """The record of the bundle at `path` with this manifest."""
+        env, metrics = manifest.environment, manifest.metrics
+        versions = env.versions if env else None
+        return cls(
+            path=path,
+            name=manifest.name,
+            recipe=manifest.recipe.name,
+            variant=manifest.variant,
+            status=manifest.status.value,
+            started_at=manifest.started_at,
+            recipe_sha256=manifest.recipe_sha256,
+            model=manifest.recipe.model.ref,
+            torch=versions.torch if versions else None,
+            triton=versions.triton if versions else None,
+            cuda=versions.cuda if versions else None,
+            driver=versions.driver if versions else None,
+            device=env.device if env else None,
+            device_name=env.device_name if env else None,
+            cpu=env.host.cpu if env else None,
+            inductor_cache=manifest.inductor_cache,
+            eager_ms=metrics.eager.median_ms if metrics.eager else None,
+            compiled_ms=metrics.compiled.median_ms if metrics.compiled else None,
+            speedup=metrics.speedup,
+            compile_s=metrics.compile_time_s,
+            peak_memory_compiled_bytes=metrics.peak_memory_compiled_bytes,
+        )

@@ -1,0 +1,163 @@
+"""The history index: one row per bundle (latest and archived), in SQLite, refreshed from the bundles.
+
+SQLite because it ships with Python (no dependency, no server), a results directory stays one portable
+folder, and an index of a few thousand rows answers "runs of recipe X ordered by time" in microseconds.
+A row is keyed by the bundle's path and remembers its manifest's size and mtime: an update stats every
+manifest and parses only the new or changed ones. A damaged or foreign database file is deleted and rebuilt;
+it is never trusted over the bundles.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.bundle import HISTORY_DIR, HISTORY_INDEX_FILE, MANIFEST_FILE, RunRecord, iter_bundles, read_manifest
+from reportgen.errors import BundleError
+
+__all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
+
+SCHEMA = 1
+"""`PRAGMA user_version` of today's index; another value means rebuild."""
+
+_TABLE = """
+CREATE TABLE runs (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    recipe TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    torch TEXT,
+    device_name TEXT,
+    record TEXT NOT NULL
+);
+CREATE INDEX runs_by_recipe ON runs (recipe, started_at);
+CREATE INDEX runs_by_name ON runs (name, started_at);
+"""
+
+
+@dataclass(frozen=True)
+class IndexUpdate:
+    """What an update changed: bundles indexed anew, re-read, dropped, left alone, and unreadable ones."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    unreadable: tuple[str, ...] = ()
+
+
+def find_bundles(results: Path) -> Iterator[Path]:
+    """Every bundle of a results directory: `<name>/` (the latest run) and `.history/<name>/<run id>/`."""
+    yield from iter_bundles(results)
+    for manifest in sorted((results / HISTORY_DIR).glob(f"*/*/{MANIFEST_FILE}")):
+        yield manifest.parent
+
+
+def previous_run(bundle: Path) -> Path | None:
+    """The run of bundle `bundle` (`<results>/<name>`) that came before it: the newest one in its history."""
+    runs = sorted(p.parent for p in (bundle.parent / HISTORY_DIR / bundle.name).glob(f"*/{MANIFEST_FILE}"))
+    return runs[-1] if runs else None
+
+
+class HistoryIndex:
+    """The index of one results directory. `HistoryIndex(results).update()` brings it up to date."""
+
+    def __init__(self, results: Path) -> None:
+        self.results = results
+        self.path = results / HISTORY_INDEX_FILE
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path)
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == SCHEMA and "runs" in tables:
+                return db
+            db.close()
+        except sqlite3.DatabaseError:  # not a database, or damaged: the bundles are the truth
+            pass
+        self.path.unlink(missing_ok=True)
+        db = sqlite3.connect(self.path)
+        with db:
+            db.executescript(_TABLE)
+            db.execute(f"PRAGMA user_version = {SCHEMA}")
+        return db
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> HistoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self) -> IndexUpdate:
+        """Index new and changed bundles, drop rows of bundles that are gone."""
+        known = {row[0]: (row[1], row[2]) for row in self._db.execute("SELECT path, mtime_ns, size FROM runs")}
+        seen: set[str] = set()
+        added = updated = unchanged = 0
+        unreadable: list[str] = []
+        with self._db:
+            for bundle in find_bundles(self.results):
+                key = str(bundle.relative_to(self.results))
+                stat = (bundle / MANIFEST_FILE).stat()
+                seen.add(key)
+                if known.get(key) == (stat.st_mtime_ns, stat.st_size):
+                    unchanged += 1
+                    continue
+                try:
+                    record = RunRecord.from_manifest(read_manifest(bundle), key)
+                except BundleError as exc:
+                    unreadable.append(f"{bundle}: {exc}")
+                    seen.discard(key)
+                    continue
+                self._db.execute(
+                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        stat.st_mtime_ns,
+                        stat.st_size,
+                        record.name,
+                        record.recipe,
+                        record.started_at,
+                        record.torch,
+                        record.device_name,
+                        record.model_dump_json(),
+                    ),
+                )
+                if key in known:
+                    updated += 1
+                else:
+                    added += 1
+            gone = [key for key in known if key not in seen]
+            self._db.executemany("DELETE FROM runs WHERE path = ?", [(key,) for key in gone])
+        return IndexUpdate(added, updated, len(gone), unchanged, tuple(unreadable))
+
+    def runs(
+        self,
+        recipe: str | None = None,
+        name: str | None = None,
+        torch: str | None = None,
+        device_name: str | None = None,
+    ) -> list[RunRecord]:
+        """Runs matching every given filter, oldest first."""
+        where, args = [], []
+        for column, value in (("recipe", recipe), ("name", name), ("torch", torch), ("device_name", device_name)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = "SELECT record FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "")
+        rows = self._db.execute(sql + " ORDER BY started_at, path", args).fetchall()
+        return [RunRecord.model_validate_json(row[0]) for row in rows]
+
+    def previous(self, name: str) -> tuple[RunRecord, RunRecord] | None:
+        """The latest run of bundle `name` and the one before it, or None with fewer than two."""
+        runs = self.runs(name=name)
+        return (runs[-2], runs[-1]) if len(runs) >= 2 else None

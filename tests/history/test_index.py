@@ -1,0 +1,132 @@
+"""The history: every run kept under `.history/`, and the SQLite index over them (rebuilt, never trusted)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import (
+    HISTORY_DIR,
+    HISTORY_INDEX_FILE,
+    MANIFEST_FILE,
+    Manifest,
+    RunStatus,
+    iter_bundles,
+    write_bundle,
+)
+from reportgen.cli import main
+from reportgen.history import HistoryIndex, find_bundles, previous_run
+from tests.conftest import make_manifest
+
+__all__: list[str] = []
+
+
+def _run(results: Path, name: str, started: str, torch: str = "2.13.0", compiled_ms: float = 80.0) -> Path:
+    """A run of bundle `name` written as `reportgen run` writes one (replacing the previous run)."""
+
+    def populate(tmp: Path) -> Manifest:
+        manifest = make_manifest(name, RunStatus.ok, None)
+        assert manifest.environment is not None and manifest.metrics.compiled is not None
+        env = manifest.environment.model_copy(
+            update={"versions": manifest.environment.versions.model_copy(update={"torch": torch})}
+        )
+        compiled = manifest.metrics.compiled.model_copy(update={"median_ms": compiled_ms})
+        return manifest.model_copy(
+            update={
+                "started_at": started,
+                "environment": env,
+                "metrics": manifest.metrics.model_copy(update={"compiled": compiled}),
+            }
+        )
+
+    return write_bundle(results, name, populate)
+
+
+def test_a_new_run_keeps_the_one_it_replaces(tmp_path: Path) -> None:
+    first = _run(tmp_path, "mixnet_l--default", "2026-11-01T10:00:00Z", compiled_ms=80.0)
+    _run(tmp_path, "mixnet_l--default", "2026-11-02T10:00:00Z", compiled_ms=70.0)
+    assert list(iter_bundles(tmp_path)) == [first]  # the site sees the latest run only
+    [kept] = list((tmp_path / HISTORY_DIR / "mixnet_l--default").iterdir())
+    assert kept.name.startswith("20261101T100000-")
+    assert json.loads((kept / MANIFEST_FILE).read_text())["metrics"]["compiled"]["median_ms"] == 80.0
+    assert previous_run(first) == kept
+    assert [p.relative_to(tmp_path).as_posix() for p in find_bundles(tmp_path)] == [
+        "mixnet_l--default",
+        f"{HISTORY_DIR}/mixnet_l--default/{kept.name}",
+    ]
+
+
+def test_index_is_incremental_and_answers_queries(tmp_path: Path) -> None:
+    _run(tmp_path, "quickstart", "2026-11-01T10:00:00Z", torch="2.13.0")
+    _run(tmp_path, "quickstart", "2026-11-02T10:00:00Z", torch="2.13.0")
+    _run(tmp_path, "quickstart", "2026-11-03T10:00:00Z", torch="2.14.1", compiled_ms=90.0)
+    _run(tmp_path, "other", "2026-11-02T12:00:00Z")
+    with HistoryIndex(tmp_path) as index:
+        first = index.update()
+        assert (first.added, first.updated, first.removed, first.unchanged) == (4, 0, 0, 0)
+        again = index.update()
+        assert (again.added, again.updated, again.removed, again.unchanged) == (0, 0, 0, 4)
+        runs = index.runs(name="quickstart")
+        assert [(r.started_at[:10], r.torch, r.compiled_ms) for r in runs] == [
+            ("2026-11-01", "2.13.0", 80.0),
+            ("2026-11-02", "2.13.0", 80.0),
+            ("2026-11-03", "2.14.1", 90.0),
+        ]
+        assert [r.torch for r in index.runs(recipe="quickstart", torch="2.14.1")] == ["2.14.1"]
+        assert index.previous("quickstart") == (runs[1], runs[2])
+    # A run removed from disk leaves the index; a new one enters it.
+    for kept in (tmp_path / HISTORY_DIR / "quickstart").iterdir():
+        if kept.name.startswith("20261101"):
+            for f in sorted(kept.rglob("*"), reverse=True):
+                f.unlink() if f.is_file() else f.rmdir()
+            kept.rmdir()
+    _run(tmp_path, "other", "2026-11-04T12:00:00Z")
+    with HistoryIndex(tmp_path) as index:
+        update = index.update()
+        assert (update.added, update.removed) == (1, 1)
+        assert len(index.runs()) == 4
+
+
+@pytest.mark.parametrize("damage", [b"not a database at all" * 100, b""])
+def test_a_damaged_index_is_rebuilt_from_the_bundles(tmp_path: Path, damage: bytes) -> None:
+    _run(tmp_path, "quickstart", "2026-11-01T10:00:00Z")
+    _run(tmp_path, "quickstart", "2026-11-02T10:00:00Z")
+    (tmp_path / HISTORY_INDEX_FILE).write_bytes(damage)
+    with HistoryIndex(tmp_path) as index:
+        assert index.update().added == 2
+        assert len(index.runs(name="quickstart")) == 2
+
+
+def test_an_unreadable_manifest_is_left_out_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _run(tmp_path, "quickstart", "2026-11-01T10:00:00Z")
+    bad = tmp_path / "broken"
+    bad.mkdir()
+    (bad / MANIFEST_FILE).write_text("{not json")
+    assert main(["history", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "left out of the history" in captured.err and "broken" in captured.err
+    assert "quickstart" in captured.out and "2.13.0" in captured.out
+
+
+def test_compare_with_one_bundle_takes_the_run_it_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    latest = _run(tmp_path, "quickstart", "2026-11-01T10:00:00Z")
+    assert main(["compare", str(latest)]) == 2
+    assert "no earlier run of this bundle" in capsys.readouterr().err
+    _run(tmp_path, "quickstart", "2026-11-02T10:00:00Z", compiled_ms=120.0)
+    main(["compare", str(latest), "--json"])
+    [data] = json.loads(capsys.readouterr().out)
+    assert data["metrics"][1]["before"] == 80.0 and data["metrics"][1]["after"] == 120.0
+
+
+def test_index_over_500_bundles_is_fast(tmp_path: Path) -> None:
+    """Not a benchmark (see the closing note for timings): a guard that the index stays linear and light."""
+    for day in range(1, 26):
+        for name in (f"recipe{i}" for i in range(20)):
+            _run(tmp_path, name, f"2026-10-{day:02d}T10:00:00Z")
+    started = time.perf_counter()
+    with HistoryIndex(tmp_path) as index:
+        assert index.update().added == 500
+    assert time.perf_counter() - started < 60
