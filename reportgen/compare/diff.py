@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from reportgen.analyze import analyze, timing_summary
@@ -128,6 +129,14 @@ def _metrics(
     out.append(
         _metric("speedup", "x", "higher", a.speedup, b.speedup, _ci(old_t.speedup_ci), _ci(new_t.speedup_ci), threshold)
     )
+    probe = [statistics.median(m.host_probe_ms) if m.host_probe_ms else None for m in (a, b)]
+    host = _metric("host probe (CPU speed)", "ms", "lower", probe[0], probe[1], None, None, threshold)
+    if host.change is not None and abs(host.change) > threshold:  # the host, not the code, may have moved
+        out = [m.model_copy(update={"verdict": "host changed", "gated": False}) for m in out]
+        host = host.model_copy(update={"verdict": "host changed"})
+    elif host.verdict != "not measured":
+        host = host.model_copy(update={"verdict": "within noise"})
+    out.append(host)
     out.append(_metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold))
     out.append(
         _metric(

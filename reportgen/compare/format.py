@@ -62,6 +62,14 @@ def _verdict(c: Comparison, markdown: bool) -> str:
     if regressed:
         what = ", ".join(f"{m.name} {_change(m)}" for m in regressed)
         return f"{bold}Regressed{bold}: {what} (beyond {_percent(c.threshold)} and outside the 95 % intervals)."
+    host = next((m for m in c.metrics if m.verdict == "host changed"), None)
+    shift = next((m.change for m in c.metrics if m.name.startswith("host probe")), None)
+    if host is not None and shift is not None:
+        return (
+            f"{bold}Not judged{bold}: the host's CPU speed differed between the runs (a fixed CPU workload took "
+            f"{100 * shift:+.1f} % as long), beyond {_percent(c.threshold)}; launch-bound step times move with it. "
+            "Compare runs made on a quiet machine."
+        )
     return f"{bold}No regression{bold} beyond {_percent(c.threshold)} and the 95 % intervals."
 
 

@@ -34,7 +34,10 @@ class MetricChange(_Model):
     before_ci: tuple[float, float] | None = None
     after_ci: tuple[float, float] | None = None
     gated: bool = Field(description="Whether this metric can fail the comparison (it has intervals).")
-    verdict: Literal["regressed", "improved", "within noise", "not measured"]
+    verdict: Literal["regressed", "improved", "within noise", "host changed", "not measured"] = Field(
+        description="`host changed`: the host probe's median moved beyond the threshold between the runs, so step "
+        "times are not judged (launch-bound steps are CPU time)."
+    )
 
     @property
     def change(self) -> float | None:

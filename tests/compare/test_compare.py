@@ -47,6 +47,7 @@ def test_a_run_against_itself_is_no_regression(tmp_path: Path, capsys: pytest.Ca
         "eager median": "within noise",
         "compiled median": "within noise",
         "speedup": "within noise",
+        "host probe (CPU speed)": "not measured",  # recorded before the host probe existed
         "compile time": "within noise",
         "peak memory, compiled": "within noise",
     }
@@ -74,6 +75,26 @@ def test_a_planted_slowdown_regresses_and_exits_1(tmp_path: Path, capsys: pytest
     # The other way round it is an improvement, and the gate passes.
     assert main(["compare", str(slow), str(REAL)]) == 0
     assert "improved" in capsys.readouterr().out
+
+
+def test_a_slower_host_is_not_judged_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The host probe's median rose 20 % with the steps: the host moved, so step times are not judged."""
+    before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after")
+    _edit(before / MANIFEST_FILE, lambda m: m["metrics"].update(host_probe_ms=[1.0, 1.1, 0.9] * 6 + [1.0, 1.0]))
+    _edit(after / MANIFEST_FILE, _scale_compiled(1.2))
+    _edit(after / MANIFEST_FILE, lambda m: m["metrics"].update(host_probe_ms=[1.2, 1.3, 1.1] * 6 + [1.2, 1.2]))
+    comparison = compare_bundles(before, after)
+    assert not comparison.regressed
+    verdicts = {m.name: m.verdict for m in comparison.metrics}
+    assert verdicts["compiled median"] == verdicts["speedup"] == verdicts["host probe (CPU speed)"] == "host changed"
+    assert main(["compare", str(before), str(after), "--markdown"]) == 0
+    assert (
+        "**Not judged**: the host's CPU speed differed between the runs (a fixed CPU workload took +20.0 % as long)"
+        in (capsys.readouterr().out)
+    )
+    # The same slowdown on a steady host is a regression.
+    _edit(after / MANIFEST_FILE, lambda m: m["metrics"].update(host_probe_ms=[1.0, 1.1, 0.9] * 6 + [1.0, 1.0]))
+    assert compare_bundles(before, after).regressed
 
 
 def test_a_small_shift_inside_the_intervals_is_noise(tmp_path: Path) -> None:
