@@ -12,6 +12,7 @@ from reportgen.bundle import (
     ANALYSIS_FILE,
     Manifest,
     RunStatus,
+    bundle_lock,
     iter_bundles,
     read_analysis,
     read_capture,
@@ -97,26 +98,41 @@ def analyze_missing(results_dir: Path) -> list[Path]:
         if _analysed(bundle):
             continue
         try:
-            manifest = read_manifest(bundle)
-        except ReportgenError:
-            continue  # the site shows an unreadable bundle as such
-        if manifest.status is RunStatus.ok and manifest.trace_file is not None:
-            error = analyze_bundle(bundle, manifest)
-            if error is not None:  # the page says why, too
-                print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
+            with bundle_lock(results_dir, bundle.name, timeout_s=0):  # a run writing it analyses it itself
+                error = _analyze_unlocked(bundle)
+        except ReportgenError as exc:
+            print(f"reportgen: warning: {bundle.name} not analysed: {exc}", file=sys.stderr, flush=True)
+            continue
+        if error is not False:
             done.append(bundle)
     return done
+
+
+def _analyze_unlocked(bundle: Path) -> str | None | bool:
+    """Analyse one bundle whose lock the caller holds: False when it is not to be analysed, else the error."""
+    try:
+        manifest = read_manifest(bundle)
+    except ReportgenError:
+        return False  # the site shows an unreadable bundle as such
+    if manifest.status is not RunStatus.ok or manifest.trace_file is None:
+        return False
+    error = analyze_bundle(bundle, manifest)
+    if error is not None:  # the page says why, too
+        print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
+    return error
 
 
 def run_variant(
     recipe: Recipe, recipe_path: Path, results_dir: Path, variant: Variant | None, options: RunOptions | None = None
 ) -> RunOutcome:
     """Run one recipe variant into `results_dir/<bundle name>/` and analyse it: what `reportgen run`,
-    `reportgen reproduce` and the reproducer notebook all do."""
-    bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
-    manifest = read_manifest(bundle)
-    started = time.monotonic()
-    error = analyze_bundle(bundle, manifest)
+    `reportgen reproduce` and the reproducer notebook all do. Runs of one bundle take turns
+    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle."""
+    with bundle_lock(results_dir, recipe.bundle_name(variant)):
+        bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
+        manifest = read_manifest(bundle)
+        started = time.monotonic()
+        error = analyze_bundle(bundle, manifest)
     return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
 
 

@@ -59,6 +59,7 @@ from reportgen.bundle.layout import (
     ANALYSIS_FILE,
     CAPTURE_FILE,
     GRAPHS_DIR,
+    LOCKS_DIR,
     LOG_FILE,
     MANIFEST_FILE,
     MODULES_DIR,
@@ -66,6 +67,7 @@ from reportgen.bundle.layout import (
     TRACE_FILE,
     module_dir,
 )
+from reportgen.bundle.lock import bundle_lock, bundle_lock_path
 from reportgen.bundle.manifest import (
     Environment,
     GpuInfo,
@@ -117,6 +119,7 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_ORDER",
     "GRAPHS_DIR",
+    "LOCKS_DIR",
     "LOG_FILE",
     "MANIFEST_FILE",
     "MAX_JSON_BYTES",
@@ -172,6 +175,8 @@ __all__ = [
     "WrapperInfo",
     "WrapperKind",
     "bundle_file",
+    "bundle_lock",
+    "bundle_lock_path",
     "category_color",
     "format_ms",
     "iter_bundles",

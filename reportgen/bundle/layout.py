@@ -24,6 +24,7 @@ __all__ = [
     "ANALYSIS_FILE",
     "CAPTURE_FILE",
     "GRAPHS_DIR",
+    "LOCKS_DIR",
     "LOG_FILE",
     "MANIFEST_FILE",
     "MODULES_DIR",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 MANIFEST_FILE = "manifest.json"
+LOCKS_DIR = ".locks"
+"""Beside the bundles, in the results directory: one lock file per bundle name (`bundle.lock`)."""
 CAPTURE_FILE = "capture.json"
 ANALYSIS_FILE = "analysis.json"
 ANALYSIS_ERROR_FILE = "analysis-error.txt"

@@ -2,7 +2,7 @@
 
 Every write lands in a temporary sibling first and is renamed into place, so an interruption at
 any point leaves the previous bundle (or analysis file) readable. Writers of the *same* bundle
-must not run concurrently; writers of different bundles may.
+take turns on its lock (`bundle.lock`); writers of different bundles may run concurrently.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from reportgen.bundle.capture import Capture
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
 from reportgen.bundle.layout import ANALYSIS_ERROR_FILE, ANALYSIS_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE
 from reportgen.bundle.manifest import Manifest
-from reportgen.errors import BundleError
+from reportgen.errors import BundleError, ReportgenError, os_failure
 
 __all__ = [
     "Bundle",
@@ -116,6 +116,7 @@ def _swap_dir(src: Path, dest: Path) -> None:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary sibling, then rename it to `path`; BundleError when the OS refuses."""
     tmp = path.with_name(f".{path.name}-{secrets.token_hex(4)}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
@@ -123,28 +124,37 @@ def _write_text_atomic(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         tmp.replace(path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise os_failure(exc, BundleError, f"write {path.name}", path) from exc
         raise
 
 
-def replace_dir(dest: Path, populate: Callable[[Path], _T]) -> _T:
+def replace_dir(dest: Path, populate: Callable[[Path], _T], error: type[ReportgenError] = BundleError) -> _T:
     """Build directory `dest` anew: `populate` fills a temporary sibling, which then replaces it.
 
     An interruption at any point leaves the previous `dest` readable (or restorable by
     :func:`recover_dir`, which every call runs first); when `populate` raises, `dest` is untouched.
+    A failure of the OS (disk full, permission denied, a missing parent) becomes one `error`
+    naming the file.
 
     :returns: what `populate` returned
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    recover_dir(dest)
     tmp = _sibling(dest, "tmp")
-    tmp.mkdir()
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        recover_dir(dest)
+        tmp.mkdir()
+    except OSError as exc:
+        raise os_failure(exc, error, f"write {dest.name}", dest) from exc
     try:
         result = populate(tmp)
         _swap_dir(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise os_failure(exc, error, f"write {dest.name}", dest) from exc
         raise
     return result
 

@@ -29,7 +29,7 @@ from reportgen.bundle import (
     read_recipe_text,
     replace_dir,
 )
-from reportgen.errors import BundleError
+from reportgen.errors import BundleError, SiteError
 from reportgen.formats import kernel_source, read_module
 from reportgen.render.autotune import autotune_section
 from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
@@ -216,5 +216,5 @@ def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
 
     :returns: the Markdown pages written (the index first), at their final paths
     """
-    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir))
+    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir), SiteError)
     return [reports_dir / page for page in pages]
