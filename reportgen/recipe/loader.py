@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from reportgen.errors import RecipeError
+from reportgen.recipe.env_policy import EntryError
 from reportgen.recipe.fields import annotation_at, literal_choices, model_class
 from reportgen.recipe.model import Recipe
 from reportgen.recipe.references import check_reference
@@ -160,6 +161,9 @@ def _located_validation_error(exc: ValidationError, source_map: SourceMap, path:
 def _error_mark(error: ErrorDetails, source_map: SourceMap) -> Mark:
     """Missing keys point at the mapping that lacks them, unknown keys at the key itself."""
     loc: ValuePath = tuple(error["loc"])
+    entry = (error.get("ctx") or {}).get("error")
+    if isinstance(entry, EntryError):  # one entry of a mapping or list: point at it
+        return (source_map.locate_key if entry.at_key else source_map.locate)((*loc, *entry.path))
     if error["type"] == "missing":
         return source_map.locate(loc[:-1])
     if error["type"] == "extra_forbidden":

@@ -76,6 +76,7 @@ def _now() -> str:
 
 
 def _child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+    """The child's environment: ours, the recipe's, then the run's own (`recipe.RUN_OWNED`, which recipes cannot set)."""
     env = dict(os.environ)
     env.update(recipe.env)
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import RunStatus, read_capture, read_manifest
-from reportgen.recipe import load_recipe
+from reportgen.recipe import RUN_OWNED, load_recipe
 from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
+from reportgen.run.launcher import _child_env
 
 RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
 
@@ -111,3 +112,13 @@ def test_sweep_removes_only_work_dirs_whose_owner_died(tmp_path: Path) -> None:
         "reportgen-r-live",
         "reportgen-r-unowned",
     ]
+
+
+def test_the_launcher_sets_only_what_the_recipe_policy_reserves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every variable `_child_env` sets for the run is one a recipe may not set (`recipe.RUN_OWNED`)."""
+    for name in list(os.environ):
+        monkeypatch.delenv(name)
+    recipe = load_recipe(RECIPES / "addmul.yaml")
+    env = _child_env(recipe, tmp_path)
+    owned = set(env) - set(recipe.env) - {"TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"}  # a default a recipe may change
+    assert owned and owned <= set(RUN_OWNED)
