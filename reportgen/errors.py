@@ -24,6 +24,7 @@ _OS_HINTS = {
     errno.ENOENT: "create the missing directory, or check the path",
     errno.ENOTDIR: "a part of that path is a file, not a directory; check the path",
     errno.EISDIR: "that path is a directory; check the path",
+    errno.EEXIST: "a file stands where a directory should be; check the path",
     errno.ENAMETOOLONG: "use a shorter path",
 }
 """What to do about the OS errors a run or build meets on the way to disk."""

@@ -92,34 +92,32 @@ def _analysed(bundle: Path) -> bool:
 def analyze_missing(results_dir: Path) -> list[Path]:
     """Analyse the successful bundles that have no analysis.json yet, or one of an earlier revision
     (e.g. a run analysed elsewhere failed, only its trace was copied in, or reportgen was upgraded);
-    returns them. A failure stays on the bundle's page."""
+    returns them. A failure stays on the bundle's page. A bundle a run is rewriting is left to that run."""
     done = []
     for bundle in iter_bundles(results_dir) if results_dir.is_dir() else []:
-        if _analysed(bundle):
+        if not _needs_analysis(bundle):
             continue
         try:
-            with bundle_lock(results_dir, bundle.name, timeout_s=0):  # a run writing it analyses it itself
-                error = _analyze_unlocked(bundle)
+            with bundle_lock(results_dir, bundle.name, timeout_s=0):
+                error = analyze_bundle(bundle, read_manifest(bundle)) if _needs_analysis(bundle) else None
         except ReportgenError as exc:
             print(f"reportgen: warning: {bundle.name} not analysed: {exc}", file=sys.stderr, flush=True)
             continue
-        if error is not False:
-            done.append(bundle)
+        if error is not None:  # the page says why, too
+            print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
+        done.append(bundle)
     return done
 
 
-def _analyze_unlocked(bundle: Path) -> str | None | bool:
-    """Analyse one bundle whose lock the caller holds: False when it is not to be analysed, else the error."""
+def _needs_analysis(bundle: Path) -> bool:
+    """A readable bundle of a successful run with a trace and no analysis of today's revision."""
+    if _analysed(bundle):
+        return False
     try:
         manifest = read_manifest(bundle)
     except ReportgenError:
         return False  # the site shows an unreadable bundle as such
-    if manifest.status is not RunStatus.ok or manifest.trace_file is None:
-        return False
-    error = analyze_bundle(bundle, manifest)
-    if error is not None:  # the page says why, too
-        print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
-    return error
+    return manifest.status is RunStatus.ok and manifest.trace_file is not None
 
 
 def run_variant(

@@ -131,13 +131,15 @@ def _write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def replace_dir(dest: Path, populate: Callable[[Path], _T], error: type[ReportgenError] = BundleError) -> _T:
+def replace_dir(
+    dest: Path, populate: Callable[[Path], _T], error: type[ReportgenError] = BundleError, what: str = "bundle"
+) -> _T:
     """Build directory `dest` anew: `populate` fills a temporary sibling, which then replaces it.
 
     An interruption at any point leaves the previous `dest` readable (or restorable by
     :func:`recover_dir`, which every call runs first); when `populate` raises, `dest` is untouched.
     A failure of the OS (disk full, permission denied, a missing parent) becomes one `error`
-    naming the file.
+    naming the file and `what` was being written.
 
     :returns: what `populate` returned
     """
@@ -147,14 +149,14 @@ def replace_dir(dest: Path, populate: Callable[[Path], _T], error: type[Reportge
         recover_dir(dest)
         tmp.mkdir()
     except OSError as exc:
-        raise os_failure(exc, error, f"write {dest.name}", dest) from exc
+        raise os_failure(exc, error, f"write {what} {dest.name!r}", dest) from exc
     try:
         result = populate(tmp)
         _swap_dir(tmp, dest)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise os_failure(exc, error, f"write {dest.name}", dest) from exc
+            raise os_failure(exc, error, f"write {what} {dest.name!r}", dest) from exc
         raise
     return result
 

@@ -216,5 +216,5 @@ def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
 
     :returns: the Markdown pages written (the index first), at their final paths
     """
-    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir), SiteError)
+    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir), SiteError, "the report pages")
     return [reports_dir / page for page in pages]

@@ -7,6 +7,7 @@ bundle whose manifest says how it ended: a failed run is data.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import os
 import shutil
@@ -44,6 +45,8 @@ _KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
+_MIN_FREE_BYTES = 64 * 1024
+"""Below this, a failed run's disk counts as full."""
 
 
 def _flag(flag: str, help: str, metavar: str | None = None) -> dict[str, object]:
@@ -204,6 +207,14 @@ def _cache_dir(root: Path | None, name: str) -> Path | None:
     return path
 
 
+def _check_space(bundle: Path) -> None:
+    """A failed run whose disk is full failed for want of space, not because of its recipe: raise ENOSPC
+    (the bundle is not written, the previous one stays)."""
+    stats = os.statvfs(bundle)
+    if stats.f_bavail * stats.f_frsize < _MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
@@ -244,6 +255,8 @@ def _populate(
     scrubber = _scrub_outputs(bundle, env)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
     status, error = _status(proc.returncode, timed_out, result)
+    if status is not RunStatus.ok:
+        _check_space(bundle)
     if status is not RunStatus.ok:
         tail = _log_tail(bundle / LOG_FILE)
         error = f"{error}\n\n{tail}" if tail else error

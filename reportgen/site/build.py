@@ -83,4 +83,4 @@ def build_html(source_dir: Path, html_dir: Path) -> None:
             shutil.copytree(html_dir, tmp, symlinks=True, dirs_exist_ok=True)
         run_sphinx(source_dir, tmp)
 
-    replace_dir(html_dir, build, SiteError)
+    replace_dir(html_dir, build, SiteError, "the HTML site")
