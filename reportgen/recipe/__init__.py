@@ -6,7 +6,7 @@ Every problem in a recipe file is a `RecipeError` located at ``file:line:col``.
 from __future__ import annotations
 
 from reportgen.recipe.env_policy import RUN_OWNED, env_policy_markdown
-from reportgen.recipe.loader import load_recipe, load_recipes
+from reportgen.recipe.loader import load_recipe, load_recipes, recipe_warnings
 from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules
 from reportgen.recipe.model import CompileOptions, Recipe, TensorSpec, Variant
 from reportgen.recipe.reference_docs import recipe_reference_markdown
@@ -24,4 +24,5 @@ __all__ = [
     "load_recipe",
     "load_recipes",
     "recipe_reference_markdown",
+    "recipe_warnings",
 ]
