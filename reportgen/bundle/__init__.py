@@ -76,6 +76,7 @@ from reportgen.bundle.manifest import (
     Manifest,
     Metrics,
     ModuleFile,
+    Redaction,
     StepTimes,
     Versions,
 )
@@ -129,6 +130,7 @@ __all__ = [
     "NOT_MEASURED",
     "OTHER",
     "RECIPE_FILE",
+    "Redaction",
     "SCHEMA_VERSION",
     "SEED_BUCKETS",
     "TRACE_FILE",

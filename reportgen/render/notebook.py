@@ -18,6 +18,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tabulate import tabulate
 
 from reportgen.bundle import RECIPE_FILE, Manifest
+from reportgen.credentials import redact
 from reportgen.recipe import LocalModules, find_local_modules
 from reportgen.render.markup import MISSING
 
@@ -115,7 +116,7 @@ def _module_cells(manifest: Manifest, modules: LocalModules) -> list[NotebookNod
         )
         if (parent := PurePosixPath(module.path).parent) != PurePosixPath("."):
             cells.append(new_code_cell(f"import os\n\nos.makedirs({str(parent)!r}, exist_ok=True)"))
-        cells.append(new_code_cell(f"%%writefile {module.path}\n{module.source.rstrip()}"))
+        cells.append(new_code_cell(f"%%writefile {module.path}\n{redact(module.source)[0].rstrip()}"))
     if modules.missing:
         where = f"next to `{manifest.recipe_path}`" if modules.recipe_dir else "(the original recipe file is gone)"
         names = ", ".join(f"`{name}`" for name in modules.missing)
@@ -154,13 +155,13 @@ def _compare_cell(original: Headline) -> str:
 def reproducer_notebook(manifest: Manifest, recipe_yaml: str, base_dir: Path | None = None) -> NotebookNode:
     """A notebook that re-runs the bundle's recipe (and variant) and compares the headline numbers.
 
-    :param recipe_yaml: the bundle's recipe.yaml text, embedded verbatim
+    :param recipe_yaml: the bundle's recipe.yaml text, embedded with credentials redacted (as are module sources)
     :param base_dir: directory a relative `manifest.recipe_path` is relative to (default: the working directory)
     """
     original = Headline.from_manifest(manifest)
     cells = [
         new_markdown_cell(_intro(manifest, original)),
-        new_code_cell(f"%%writefile {RECIPE_FILE}\n{recipe_yaml.rstrip()}"),
+        new_code_cell(f"%%writefile {RECIPE_FILE}\n{redact(recipe_yaml)[0].rstrip()}"),
         *_module_cells(manifest, find_local_modules(manifest.recipe, manifest.recipe_path, base_dir)),
         new_markdown_cell("Run the recipe (a few warm-up steps, then timed eager and compiled steps):"),
         new_code_cell(_run_cell(manifest.variant)),

@@ -140,12 +140,21 @@ def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tup
     return RunStatus.failed, f"run process exited with code {returncode}"
 
 
-def _scrub_outputs(bundle: Path, env: dict[str, str]) -> Scrubber:
-    """Redact the child's secrets from the files it wrote as text; returns the scrubber for the error."""
-    scrubber = Scrubber.from_environ(env)
+def _scrub_outputs(bundle: Path, scrubber: Scrubber) -> None:
+    """Redact secrets from the files the child wrote as text and from the modules it copied."""
     for name in _SCRUBBED_FILES:
         scrubber.scrub_file(bundle / name)
-    return scrubber
+    scrubber.scrub_modules(bundle)
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float) -> tuple[int, bool]:
+    """Run the child with its output in `log_path`; its exit code, and whether it timed out."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
+        timed_out = _wait(proc, timeout_s)
+    return proc.returncode, timed_out
 
 
 def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
@@ -223,8 +232,9 @@ def _populate(
     recipe: Recipe, recipe_path: Path, options: RunOptions, variant: Variant | None, bundle: Path
 ) -> Manifest:
     started, t0 = _now(), time.monotonic()
+    scrubber = Scrubber.from_environ({**os.environ, **recipe.env})
     recipe_text = recipe_path.read_bytes()
-    (bundle / RECIPE_FILE).write_bytes(recipe_text)
+    (bundle / RECIPE_FILE).write_text(scrubber.scrub(recipe_text.decode("utf-8"), RECIPE_FILE), encoding="utf-8")
     timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
@@ -236,41 +246,30 @@ def _populate(
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
-        env = _child_env(recipe, cache_dir)
-        with open(bundle / LOG_FILE, "wb") as log:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-            timed_out = _wait(proc, timeout_s)
+        returncode, timed_out = _spawn(cmd, _child_env(recipe, cache_dir), bundle / LOG_FILE, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
             modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
-    scrubber = _scrub_outputs(bundle, env)
+    _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
-    status, error = _status(proc.returncode, timed_out, result)
+    status, error = _status(returncode, timed_out, result)
     if status is not RunStatus.ok:
         _check_space(bundle)
-    if status is not RunStatus.ok:
         tail = _log_tail(bundle / LOG_FILE)
         error = f"{error}\n\n{tail}" if tail else error
-    error = scrubber.scrub(error) if error else None
+    error = scrubber.scrub(error, "error") if error else None
     return Manifest(
         name=recipe.bundle_name(variant),
         variant=variant.name if variant else None,
         variant_description=variant.description if variant else "",
         inductor_cache=cache_state,
-        recipe=recipe,
+        recipe=scrubber.scrub_recipe(recipe),
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),
         status=status,
-        exit_code=proc.returncode,
+        exit_code=returncode,
         error=error,
         started_at=started,
         finished_at=_now(),
@@ -280,6 +279,7 @@ def _populate(
         modules=modules,
         trace_file=_existing(bundle, result.trace_file if result else None),
         capture_file=capture_file,
+        redactions=scrubber.report(),
     )
 
 
