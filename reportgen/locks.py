@@ -52,9 +52,7 @@ def hold_lock(
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _acquire(
-    handle: IO[str], timeout_s: float | None, poll_s: float, on_wait: Callable[[str], None] | None
-) -> None:
+def _acquire(handle: IO[str], timeout_s: float | None, poll_s: float, on_wait: Callable[[str], None] | None) -> None:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     waiting = False
     while True:

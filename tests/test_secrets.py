@@ -118,7 +118,10 @@ def test_what_was_redacted_is_counted_in_the_manifest_and_on_the_page(report: Re
     found = {(r.kind, r.where): r.count for r in manifest.redactions}
     assert found[("value of a secret variable", "run.log")] == 6  # five secrets and DATABASE_URL's password
     assert found[("password in a URL", "recipe.yaml")] == 1 and found[("password in a URL", "recipe")] == 1
-    assert manifest.recipe.description == "Weights from https://bob:[redacted]@weights.example/x (a password in the recipe's own text)"
+    assert (
+        manifest.recipe.description
+        == "Weights from https://bob:[redacted]@weights.example/x (a password in the recipe's own text)"
+    )
     page = (report.html / "reports" / "leaky_ok" / "index.html").read_text(encoding="utf-8")
     assert "Redacted secrets" in page and "password in a URL (recipe: 1, recipe.yaml: 1)" in page
 
@@ -131,7 +134,7 @@ def test_no_secret_anywhere_in_the_output_tree(report: Report) -> None:
     found = {name: _hits(report.work, value) for name, value in secrets.items()}
     assert found == {name: [] for name in secrets}
     notebook = (report.work / "site" / "reports" / "leaky_ok" / "reproduce.ipynb").read_text(encoding="utf-8")
-    assert "MIRROR = \\\"https://reportgen:[redacted]@models.example/v1\\\"" in notebook  # the source, redacted
+    assert 'MIRROR = \\"https://reportgen:[redacted]@models.example/v1\\"' in notebook  # the source, redacted
     for value in report.planted.values():
         assert value not in report.proc.stdout + report.proc.stderr
 

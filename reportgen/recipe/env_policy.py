@@ -20,8 +20,8 @@ __all__ = [
     "INDUCTOR_VALUES",
     "LOADER_VARIABLES",
     "RUN_OWNED",
-    "EntryError",
     "Accepted",
+    "EntryError",
     "env_policy_markdown",
     "env_value_problem",
 ]

@@ -114,7 +114,9 @@ def test_sweep_removes_only_work_dirs_whose_owner_died(tmp_path: Path) -> None:
     ]
 
 
-def test_the_launcher_sets_only_what_the_recipe_policy_reserves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_launcher_sets_only_what_the_recipe_policy_reserves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every variable `_child_env` sets for the run is one a recipe may not set (`recipe.RUN_OWNED`)."""
     for name in list(os.environ):
         monkeypatch.delenv(name)
