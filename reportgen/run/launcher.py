@@ -234,7 +234,8 @@ def _populate(
     started, t0 = _now(), time.monotonic()
     scrubber = Scrubber.from_environ({**os.environ, **recipe.env})
     recipe_text = recipe_path.read_bytes()
-    (bundle / RECIPE_FILE).write_text(scrubber.scrub(recipe_text.decode("utf-8"), RECIPE_FILE), encoding="utf-8")
+    recipe_copy = scrubber.scrub(recipe_text.decode("utf-8", errors="surrogateescape"), RECIPE_FILE)
+    (bundle / RECIPE_FILE).write_text(recipe_copy, encoding="utf-8", errors="surrogateescape")  # bytes kept
     timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
