@@ -64,6 +64,7 @@ from reportgen.bundle.layout import (
     MANIFEST_FILE,
     MODULES_DIR,
     RECIPE_FILE,
+    RECIPE_MODULES_DIR,
     TRACE_FILE,
     module_dir,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "NOT_MEASURED",
     "OTHER",
     "RECIPE_FILE",
+    "RECIPE_MODULES_DIR",
     "SCHEMA_VERSION",
     "SEED_BUCKETS",
     "TRACE_FILE",

@@ -13,6 +13,7 @@
         graphs/              profiles of each compiled graph run alone (`wrapper.py -p`)
         modules/wrappers/    compiled wrapper modules, one per graph
         modules/kernels/     kernel modules
+        recipe_modules/      the recipe's own Python modules (from next to the recipe file), redacted
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "MANIFEST_FILE",
     "MODULES_DIR",
     "RECIPE_FILE",
+    "RECIPE_MODULES_DIR",
     "TRACE_FILE",
     "module_dir",
 ]
@@ -44,6 +46,8 @@ TRACE_FILE = "trace.json.gz"
 LOG_FILE = "run.log"
 GRAPHS_DIR = "graphs"
 MODULES_DIR = "modules"
+RECIPE_MODULES_DIR = "recipe_modules"
+"""The Python modules the recipe imports from next to its file, copied (redacted) by the run."""
 
 
 def module_dir(kind: str) -> str:

@@ -125,7 +125,8 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     """
     downloads = []
     if recipe_yaml is not None:
-        nbformat.write(reproducer_notebook(bundle.manifest, recipe_yaml), page_dir / NOTEBOOK_FILE)
+        notebook = reproducer_notebook(bundle.manifest, recipe_yaml, bundle_dir=bundle.path)
+        nbformat.write(notebook, page_dir / NOTEBOOK_FILE)
         downloads.append(
             _download(page_dir, NOTEBOOK_FILE, "a notebook that re-runs this recipe and compares the numbers")
         )

@@ -25,6 +25,7 @@ from reportgen.bundle import (
     CAPTURE_FILE,
     LOG_FILE,
     RECIPE_FILE,
+    RECIPE_MODULES_DIR,
     Capture,
     InductorCache,
     Manifest,
@@ -32,7 +33,7 @@ from reportgen.bundle import (
     RunStatus,
     write_bundle,
 )
-from reportgen.recipe import Recipe, Variant
+from reportgen.recipe import Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
@@ -216,6 +217,15 @@ def _cache_dir(root: Path | None, name: str) -> Path | None:
     return path
 
 
+def _copy_recipe_modules(recipe: Recipe, recipe_path: Path, bundle: Path, scrubber: Scrubber) -> None:
+    """Copy the modules the recipe imports from next to its file into the bundle, redacted: the reproducer
+    notebook embeds them from there, so a build reads nothing outside its bundles."""
+    for module in find_local_modules(recipe, recipe_path).found:
+        dest = bundle / RECIPE_MODULES_DIR / module.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(scrubber.scrub(module.source, f"{RECIPE_MODULES_DIR}/"), encoding="utf-8")
+
+
 def _check_space(bundle: Path) -> None:
     """A failed run whose disk is full failed for want of space, not because of its recipe: raise ENOSPC
     (the bundle is not written, the previous one stays)."""
@@ -236,6 +246,7 @@ def _populate(
     recipe_text = recipe_path.read_bytes()
     recipe_copy = scrubber.scrub(recipe_text.decode("utf-8", errors="surrogateescape"), RECIPE_FILE)
     (bundle / RECIPE_FILE).write_text(recipe_copy, encoding="utf-8", errors="surrogateescape")  # bytes kept
+    _copy_recipe_modules(recipe, recipe_path, bundle, scrubber)
     timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:

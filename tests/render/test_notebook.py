@@ -149,3 +149,24 @@ def test_credentials_in_the_recipe_and_its_modules_are_not_embedded(tmp_path: Pa
         "%%writefile recipe.yaml\nname: mlp\ndescription: from https://bob:[redacted]@weights.example/x",
         '%%writefile models.py\nKEY = "[redacted]"\nURL = "https://u:[redacted]@mirror.example/"',
     ]
+
+
+def test_a_site_notebook_embeds_only_the_bundles_own_copies(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A bundle from elsewhere names a recipe path on the building machine: nothing there is embedded."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "recipe.yaml").write_text("name: mlp\n")
+    (outside / "models.py").write_text("PLAN = 'outside the bundle'\n")
+    bundle = make_bundle(tmp_path / "results", "mlp")
+    manifest = _python_manifest(read_manifest(bundle), "models:TinyMLP", str(outside / "recipe.yaml"))
+
+    def code() -> list[str]:
+        return _sources(reproducer_notebook(manifest, "name: mlp\n", bundle_dir=bundle), "code")
+
+    assert not any("outside the bundle" in cell for cell in code())
+    (bundle / "recipe_modules").mkdir()
+    (bundle / "recipe_modules" / "models.py").symlink_to(outside / "models.py")
+    assert not any("outside the bundle" in cell for cell in code())  # a link out is not followed
+    (bundle / "recipe_modules" / "models.py").unlink()
+    (bundle / "recipe_modules" / "models.py").write_text("class TinyMLP: ...\n")
+    assert "%%writefile models.py\nclass TinyMLP: ..." in code()

@@ -67,10 +67,16 @@ def test_a_kept_inductor_cache_makes_the_second_compile_warm(tmp_path: Path) -> 
 
 
 def test_model_code_that_raises_is_a_failed_bundle(tmp_path: Path) -> None:
-    manifest = read_manifest(_run("raising", tmp_path))
+    bundle = _run("raising", tmp_path)
+    manifest = read_manifest(bundle)
     assert manifest.status is RunStatus.failed
     assert manifest.exit_code == 1
     assert manifest.error is not None and "ValueError: planted failure in model code" in manifest.error
+    # the recipe's own module travels with the bundle, its credentials redacted and counted
+    copy = (bundle / "recipe_modules" / "tiny_models.py").read_text()
+    assert 'MIRROR = "https://reportgen:[redacted]@models.example/v1"' in copy and "class Leaky" in copy
+    found = {(r.kind, r.where): r.count for r in manifest.redactions}
+    assert found == {("password in a URL", "recipe_modules/"): 1, ("Hugging Face token", "recipe_modules/"): 1}
 
 
 def test_a_hung_run_times_out(tmp_path: Path) -> None:
