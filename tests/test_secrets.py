@@ -123,7 +123,10 @@ def test_what_was_redacted_is_counted_in_the_manifest_and_on_the_page(report: Re
         == "Weights from https://bob:[redacted]@weights.example/x (a password in the recipe's own text)"
     )
     page = (report.html / "reports" / "leaky_ok" / "index.html").read_text(encoding="utf-8")
-    assert "Redacted secrets" in page and "password in a URL (recipe: 1, recipe.yaml: 1)" in page
+    assert found[("password in a URL", "recipe_modules/")] == 1  # tiny_models.py's MIRROR
+    assert (
+        "Redacted secrets" in page and "3 × password in a URL (recipe: 1, recipe.yaml: 1, recipe_modules/: 1)" in page
+    )
 
 
 @pytest.mark.slow
