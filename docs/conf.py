@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from reportgen.recipe import recipe_reference_markdown
+from reportgen.recipe import env_policy_markdown, recipe_reference_markdown
 from reportgen.site import STATIC_DIR
 
 project = "reportgen"
@@ -20,4 +20,5 @@ suppress_warnings = ["misc.highlighting_failure"]
 _generated = Path(__file__).parent / "_generated"
 _generated.mkdir(exist_ok=True)
 (_generated / "recipe_reference.md").write_text(recipe_reference_markdown(), encoding="utf-8")
+(_generated / "env_policy.md").write_text(env_policy_markdown(), encoding="utf-8")
 exclude_patterns.append("_generated")

@@ -248,9 +248,11 @@ def _dispatch(args: argparse.Namespace) -> int:
     from reportgen import pipeline
 
     if args.command == "validate":
-        from reportgen.recipe import load_recipes
+        from reportgen.recipe import load_recipes, recipe_warnings
 
         for recipe, path in zip(load_recipes(args.recipes), args.recipes, strict=True):
+            for warning in recipe_warnings(path):
+                print(f"reportgen: warning: {warning}", file=sys.stderr)
             print(f"{path}: ok ({recipe.name})")
         return 0
     if args.command == "requirements":

@@ -1,23 +1,55 @@
-"""What a credential looks like: secret-sounding variable names and known token formats.
+"""What a credential looks like, and how it is taken out of text: secret-sounding variable names, passwords
+in URLs and known token formats, each kind declared once.
 
-Used by the recipe model (no tokens in published recipes), the run's environment allowlist and
-the scrubber of run logs; imports nothing but `re`, so that every stage may use it.
+Used by the recipe model (no credentials in published recipes), the run's environment allowlist, the
+run's scrubber of everything it writes and the renderers (again, for bundles made elsewhere); imports
+nothing but the standard library, so that every stage may use it.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Final
 
-__all__ = ["SECRET_NAME", "SECRET_VALUE", "is_secret", "looks_like_token"]
+__all__ = [
+    "REDACTED",
+    "SECRET_NAME",
+    "SECRET_VALUE",
+    "TOKEN_KINDS",
+    "URL_PASSWORD",
+    "is_secret",
+    "looks_like_token",
+    "redact",
+    "secret_parts",
+]
 
+REDACTED: Final = "[redacted]"
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
 """Variable names that say the value is a credential."""
-SECRET_VALUE = re.compile(
-    r"(hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|AKIA[0-9A-Z]{16}"
-    r"|ASIA[0-9A-Z]{16}|xox[abpr]-[\w-]{10,}|sk-[A-Za-z0-9_-]{20,}|eyJ[\w-]{10,}\.[\w-]{10,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
+
+URL_PASSWORD: Final = "password in a URL"
+ENV_VALUE: Final = "value of a secret variable"
+TOKEN_KINDS: Final[dict[str, str]] = {
+    "PEM private key": r"-----BEGIN (?P<pem>[A-Z ]*)PRIVATE KEY-----[A-Za-z0-9+/=\s\\]*(?:-----END (?P=pem)PRIVATE KEY-----)?",
+    "Hugging Face token": r"hf_[A-Za-z0-9]{20,}",
+    "GitHub token": r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}",
+    "AWS access key id": r"AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}",
+    "Slack token": r"xox[abpr]-[\w-]{10,}",
+    "OpenAI-style key": r"sk-[A-Za-z0-9_-]{20,}",
+    "JWT": r"eyJ[\w-]{10,}\.[\w-]{10,}(?:\.[\w-]+)?",
+}
+"""Credential formats by kind; a PEM private key is taken with its body (also with JSON-escaped newlines)."""
+
+_URL_CREDENTIALS = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"<>]*:)(?!\[redacted\]@)(?P<password>[^\s/?#@'\"<>]+)(?=@)"
 )
-"""Credential formats: Hugging Face, GitHub, AWS access key ids, Slack, OpenAI-style keys, JWTs, PEM keys."""
+"""`scheme://user:password@host`: the password, between the user's colon and the host's @."""
+_TOKEN = re.compile("|".join(f"(?P<k{i}>{pattern})" for i, pattern in enumerate(TOKEN_KINDS.values())))
+_KIND_OF_GROUP = {f"k{i}": kind for i, kind in enumerate(TOKEN_KINDS)}
+SECRET_VALUE = re.compile(f"{_TOKEN.pattern}|{_URL_CREDENTIALS.pattern}")
+"""Anything shaped like a credential: a known token format or a password in a URL."""
 
 
 def looks_like_token(value: str) -> bool:
@@ -28,3 +60,34 @@ def looks_like_token(value: str) -> bool:
 def is_secret(name: str, value: str) -> bool:
     """Whether a variable looks like it carries a credential, by its name or its value."""
     return SECRET_NAME.search(name) is not None or looks_like_token(value)
+
+
+def secret_parts(name: str, value: str) -> list[str]:
+    """The secrets a variable carries: its whole value when its name says so, else the credential-shaped
+    parts of its value (tokens, a URL's password: `DATABASE_URL` keeps its user and host)."""
+    if SECRET_NAME.search(name):
+        return [value]
+    return [m.group() for m in _TOKEN.finditer(value)] + [m["password"] for m in _URL_CREDENTIALS.finditer(value)]
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> tuple[str, Counter[str]]:
+    """`text` with every credential replaced by ``[redacted]``, and how many of each kind were.
+
+    :param secrets: literal values to take out too (the values of secret variables), longest first
+    """
+    found: Counter[str] = Counter()
+    for value in secrets:
+        if value in text:
+            found[ENV_VALUE] += text.count(value)
+            text = text.replace(value, REDACTED)
+
+    def token(match: re.Match[str]) -> str:
+        found[_KIND_OF_GROUP[str(match.lastgroup)]] += 1
+        return REDACTED
+
+    def password(match: re.Match[str]) -> str:
+        found[URL_PASSWORD] += 1
+        return f"{match['head']}{REDACTED}"
+
+    text = _TOKEN.sub(token, text)
+    return _URL_CREDENTIALS.sub(password, text), found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 __all__ = [
@@ -11,7 +12,22 @@ __all__ = [
     "ReportgenError",
     "RunError",
     "SiteError",
+    "os_failure",
 ]
+
+_OS_HINTS = {
+    errno.ENOSPC: "free space on that disk, or write somewhere else",
+    errno.EDQUOT: "free space within your quota, or write somewhere else",
+    errno.EACCES: "check its permissions, or write somewhere else",
+    errno.EPERM: "check its permissions, or write somewhere else",
+    errno.EROFS: "that file system is read-only; write somewhere else",
+    errno.ENOENT: "create the missing directory, or check the path",
+    errno.ENOTDIR: "a part of that path is a file, not a directory; check the path",
+    errno.EISDIR: "that path is a directory; check the path",
+    errno.EEXIST: "a file stands where a directory should be; check the path",
+    errno.ENAMETOOLONG: "use a shorter path",
+}
+"""What to do about the OS errors a run or build meets on the way to disk."""
 
 
 class ReportgenError(Exception):
@@ -73,3 +89,17 @@ class AnalysisError(ReportgenError):
 
 class SiteError(ReportgenError):
     """The site could not be rendered or built."""
+
+
+def os_failure(exc: OSError, kind: type[ReportgenError], doing: str, path: str | Path | None = None) -> ReportgenError:
+    """One located error for an OS-level failure: `<file>: cannot <doing>: <reason> (<what to do>)`.
+
+    :param exc: the failure; its file name, when it has one, locates the error
+    :param kind: the error class to raise (the stage at fault)
+    :param doing: what was being done, e.g. ``write bundle 'x'``
+    :param path: where to locate the error when `exc` names no file
+    """
+    where = exc.filename if isinstance(exc.filename, (str, Path)) else path
+    reason = exc.strerror or str(exc)
+    hint = _OS_HINTS.get(exc.errno or 0, "check the path and try again")
+    return kind(f"cannot {doing}: {reason}", path=where, hint=hint)

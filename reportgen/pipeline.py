@@ -12,6 +12,7 @@ from reportgen.bundle import (
     ANALYSIS_FILE,
     Manifest,
     RunStatus,
+    bundle_lock,
     iter_bundles,
     read_analysis,
     read_capture,
@@ -91,32 +92,45 @@ def _analysed(bundle: Path) -> bool:
 def analyze_missing(results_dir: Path) -> list[Path]:
     """Analyse the successful bundles that have no analysis.json yet, or one of an earlier revision
     (e.g. a run analysed elsewhere failed, only its trace was copied in, or reportgen was upgraded);
-    returns them. A failure stays on the bundle's page."""
+    returns them. A failure stays on the bundle's page. A bundle a run is rewriting is left to that run."""
     done = []
     for bundle in iter_bundles(results_dir) if results_dir.is_dir() else []:
-        if _analysed(bundle):
+        if not _needs_analysis(bundle):
             continue
         try:
-            manifest = read_manifest(bundle)
-        except ReportgenError:
-            continue  # the site shows an unreadable bundle as such
-        if manifest.status is RunStatus.ok and manifest.trace_file is not None:
-            error = analyze_bundle(bundle, manifest)
-            if error is not None:  # the page says why, too
-                print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
-            done.append(bundle)
+            with bundle_lock(results_dir, bundle.name, timeout_s=0):
+                error = analyze_bundle(bundle, read_manifest(bundle)) if _needs_analysis(bundle) else None
+        except ReportgenError as exc:
+            print(f"reportgen: warning: {bundle.name} not analysed: {exc}", file=sys.stderr, flush=True)
+            continue
+        if error is not None:  # the page says why, too
+            print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
+        done.append(bundle)
     return done
+
+
+def _needs_analysis(bundle: Path) -> bool:
+    """A readable bundle of a successful run with a trace and no analysis of today's revision."""
+    if _analysed(bundle):
+        return False
+    try:
+        manifest = read_manifest(bundle)
+    except ReportgenError:
+        return False  # the site shows an unreadable bundle as such
+    return manifest.status is RunStatus.ok and manifest.trace_file is not None
 
 
 def run_variant(
     recipe: Recipe, recipe_path: Path, results_dir: Path, variant: Variant | None, options: RunOptions | None = None
 ) -> RunOutcome:
     """Run one recipe variant into `results_dir/<bundle name>/` and analyse it: what `reportgen run`,
-    `reportgen reproduce` and the reproducer notebook all do."""
-    bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
-    manifest = read_manifest(bundle)
-    started = time.monotonic()
-    error = analyze_bundle(bundle, manifest)
+    `reportgen reproduce` and the reproducer notebook all do. Runs of one bundle take turns
+    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle."""
+    with bundle_lock(results_dir, recipe.bundle_name(variant)):
+        bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
+        manifest = read_manifest(bundle)
+        started = time.monotonic()
+        error = analyze_bundle(bundle, manifest)
     return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
 
 

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import pytest
 
-from reportgen.bundle import iter_bundles, load_bundle, recover_dir
+from reportgen.bundle import LOCKS_DIR, bundle_lock, iter_bundles, load_bundle, recover_dir
 from reportgen.pipeline import build as build_site
 from reportgen.render import render_site_pages
 from reportgen.run import sweep_work_dirs
@@ -136,7 +136,9 @@ def test_a_run_killed_while_compiling_keeps_the_previous_bundle(tmp_path: Path, 
         pages = render_site_pages(results, tmp_path / "site" / "reports")
         assert "Previous run" in pages[0].read_text(encoding="utf-8")
         recover_dir(previous)
-        assert sorted(p.name for p in results.iterdir()) == ["addmul"]
+        assert sorted(p.name for p in results.iterdir()) == [LOCKS_DIR, "addmul"]
+        with bundle_lock(results, "addmul", timeout_s=0):  # the kernel dropped the killed run's lock
+            pass
         (work,) = temp.glob("reportgen-addmul-*")  # the killed parent's work dir, its Inductor cache inside
         assert (work / "inductor").is_dir()
         assert sweep_work_dirs(temp) == [work] and not work.exists()  # what the next run does first

@@ -43,6 +43,17 @@ def _planted() -> dict[str, str]:
     }
 
 
+DATABASE_PASSWORD = "pw-" + _random(12)
+DATABASE_URL = f"postgres://reportgen:{DATABASE_PASSWORD}@db.example/metrics"
+"""An innocently named variable whose value holds a password: the URL is kept, its password is not."""
+FIXED_SECRETS = {
+    "recipe description": "recipe-password-42",
+    "model source URL": "source-password-42",
+    "model source token": "hf_SourceCodeTokenNeverPublished0042",
+}
+"""Credentials written into the recipe (leaky_ok.yaml) and its model's source (tiny_models.py)."""
+
+
 @dataclass(frozen=True)
 class Report:
     """The report's working directory, the finished process and the planted secrets."""
@@ -62,7 +73,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     planted = _planted()
     recipes = [str(RECIPES / f"{name}.yaml") for name in ("leaky", "leaky_ok")]
     command = [sys.executable, "-m", "reportgen", "report", *recipes, "-o", "results", "--out", "site"]
-    env = {**os.environ, **planted}
+    env = {**os.environ, **planted, "DATABASE_URL": DATABASE_URL}
     proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1200)
     return Report(work, proc, planted)
 
@@ -96,16 +107,37 @@ def test_printed_secrets_were_redacted_not_dropped(report: Report) -> None:
         log = (report.work / "results" / name / "run.log").read_text(encoding="utf-8")
         for variable in report.planted:
             assert f"{variable}=[redacted]" in log, (name, variable)
+        assert "DATABASE_URL=postgres://reportgen:[redacted]@db.example/metrics" in log
     error = read_manifest(report.work / "results" / "leaky").error
     assert error is not None and "login failed with [redacted]" in error
+
+
+@pytest.mark.slow
+def test_what_was_redacted_is_counted_in_the_manifest_and_on_the_page(report: Report) -> None:
+    manifest = read_manifest(report.work / "results" / "leaky_ok")
+    found = {(r.kind, r.where): r.count for r in manifest.redactions}
+    assert found[("value of a secret variable", "run.log")] == 6  # five secrets and DATABASE_URL's password
+    assert found[("password in a URL", "recipe.yaml")] == 1 and found[("password in a URL", "recipe")] == 1
+    assert (
+        manifest.recipe.description
+        == "Weights from https://bob:[redacted]@weights.example/x (a password in the recipe's own text)"
+    )
+    page = (report.html / "reports" / "leaky_ok" / "index.html").read_text(encoding="utf-8")
+    assert found[("password in a URL", "recipe_modules/")] == 1  # tiny_models.py's MIRROR
+    assert (
+        "Redacted secrets" in page and "3 × password in a URL (recipe: 1, recipe.yaml: 1, recipe_modules/: 1)" in page
+    )
 
 
 @pytest.mark.slow
 def test_no_secret_anywhere_in_the_output_tree(report: Report) -> None:
     files = [path for path in report.work.rglob("*") if path.is_file()]
     assert any(path.suffix == ".html" for path in files)
-    found = {name: _hits(report.work, value) for name, value in report.planted.items()}
-    assert found == {name: [] for name in report.planted}
+    secrets = {**report.planted, "DATABASE_URL": DATABASE_PASSWORD, **FIXED_SECRETS}
+    found = {name: _hits(report.work, value) for name, value in secrets.items()}
+    assert found == {name: [] for name in secrets}
+    notebook = (report.work / "site" / "reports" / "leaky_ok" / "reproduce.ipynb").read_text(encoding="utf-8")
+    assert 'MIRROR = \\"https://reportgen:[redacted]@models.example/v1\\"' in notebook  # the source, redacted
     for value in report.planted.values():
         assert value not in report.proc.stdout + report.proc.stderr
 

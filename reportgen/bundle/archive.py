@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from reportgen.bundle.layout import HISTORY_DIR, MANIFEST_FILE
 from reportgen.bundle.manifest import Manifest
@@ -15,31 +17,36 @@ __all__ = ["archive_bundle", "run_id"]
 _UNSAFE = re.compile(r"[^0-9A-Za-z]+")
 
 
-def run_id(manifest: Manifest) -> str:
+def run_id(manifest: Manifest | dict[str, Any]) -> str:
     """A run's directory name: its start time (sortable), then a short hash of what identifies the run."""
-    stamp = _UNSAFE.sub("", manifest.started_at)[:15] or "unknown"
-    env = manifest.environment
+    data = manifest.model_dump(mode="json") if isinstance(manifest, Manifest) else manifest
+    started = str(data.get("started_at") or "")
+    env = data.get("environment") or {}
     identity = "|".join(
-        [manifest.started_at, manifest.recipe_sha256, env.device_name if env else "", manifest.finished_at]
+        [started, str(data.get("recipe_sha256")), str(env.get("device_name")), str(data.get("finished_at"))]
     )
-    return f"{stamp}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
+    return f"{_UNSAFE.sub('', started)[:15] or 'unknown'}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
 
 
 def archive_bundle(old: Path, results_dir: Path, name: str) -> Path | None:
     """Move `old` (the replaced bundle `name`, under any name) into `results_dir`'s history; returns where.
 
-    A directory whose manifest cannot be read is not a run and is deleted (None). Same filesystem, one
-    rename: an interrupted archive leaves the bundle either where it was or archived, never half of it.
+    Its manifest is read as plain JSON, so a bundle an older or newer reportgen wrote is kept too; a directory
+    without a readable manifest.json is not a run and is deleted (None). One rename on one filesystem: an
+    interrupted archive leaves the bundle where it was (the next write archives it) or archived, never half.
     """
     try:
-        manifest = Manifest.model_validate_json((old / MANIFEST_FILE).read_bytes())
+        manifest = json.loads((old / MANIFEST_FILE).read_bytes())
     except (OSError, ValueError):
         shutil.rmtree(old, ignore_errors=True)
         return None
-    target = results_dir / HISTORY_DIR / name / run_id(manifest)
+    target = results_dir / HISTORY_DIR / name / run_id(manifest if isinstance(manifest, dict) else {})
     if target.exists():  # this very run is archived already: keep the first copy
         shutil.rmtree(old, ignore_errors=True)
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    old.rename(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        old.rename(target)
+    except OSError:  # left beside the new bundle as `.old-*`: the next write of this bundle archives it
+        return None
     return target

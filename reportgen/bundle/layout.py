@@ -13,6 +13,7 @@
         graphs/              profiles of each compiled graph run alone (`wrapper.py -p`)
         modules/wrappers/    compiled wrapper modules, one per graph
         modules/kernels/     kernel modules
+        recipe_modules/      the recipe's own Python modules (from next to the recipe file), redacted
     <results>/.history/<bundle-name>/<run id>/   earlier runs of that bundle, each a whole bundle
     <results>/.reportgen-history.sqlite           the history index (a cache, rebuilt from the bundles)
 """
@@ -28,15 +29,19 @@ __all__ = [
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
+    "LOCKS_DIR",
     "LOG_FILE",
     "MANIFEST_FILE",
     "MODULES_DIR",
     "RECIPE_FILE",
+    "RECIPE_MODULES_DIR",
     "TRACE_FILE",
     "module_dir",
 ]
 
 MANIFEST_FILE = "manifest.json"
+LOCKS_DIR = ".locks"
+"""Beside the bundles, in the results directory: one lock file per bundle name (`bundle.lock`)."""
 CAPTURE_FILE = "capture.json"
 ANALYSIS_FILE = "analysis.json"
 ANALYSIS_ERROR_FILE = "analysis-error.txt"
@@ -49,6 +54,8 @@ HISTORY_DIR = ".history"
 """Inside a results directory: earlier runs of each bundle, `<bundle-name>/<run id>/`."""
 HISTORY_INDEX_FILE = ".reportgen-history.sqlite"
 """Inside a results directory: the history index over its bundles (`reportgen.history`)."""
+RECIPE_MODULES_DIR = "recipe_modules"
+"""The Python modules the recipe imports from next to its file, copied (redacted) by the run."""
 
 
 def module_dir(kind: str) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "Manifest",
     "Metrics",
     "ModuleFile",
+    "Redaction",
     "StepTimes",
     "Versions",
 ]
@@ -132,6 +133,14 @@ class ModuleFile(BundleModel):
     size_bytes: int
 
 
+class Redaction(BundleModel):
+    """Credentials taken out of what a run wrote: how many of one kind, in one place (never the values)."""
+
+    kind: str = Field(description="What was redacted, e.g. `password in a URL`, `Hugging Face token`.")
+    where: str = Field(description="Where: a file of the bundle (`run.log`, `modules/`), `error` or `recipe`.")
+    count: int = Field(ge=1)
+
+
 InductorCache = Literal["fresh", "kept-empty", "kept-warm"]
 """Where a run's Inductor cache came from (see `Manifest.inductor_cache`)."""
 
@@ -166,3 +175,6 @@ class Manifest(BundleModel):
     trace_file: str | None = None
     log_file: str = LOG_FILE
     capture_file: str | None = Field(default=None, description="`capture.json`, when the run wrote one.")
+    redactions: list[Redaction] = Field(
+        default_factory=list, description="Credentials redacted from the bundle before it was written."
+    )

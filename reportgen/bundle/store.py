@@ -2,7 +2,7 @@
 
 Every write lands in a temporary sibling first and is renamed into place, so an interruption at
 any point leaves the previous bundle (or analysis file) readable. Writers of the *same* bundle
-must not run concurrently; writers of different bundles may.
+take turns on its lock (`bundle.lock`); writers of different bundles may run concurrently.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from reportgen.bundle.capture import Capture
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
 from reportgen.bundle.layout import ANALYSIS_ERROR_FILE, ANALYSIS_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE
 from reportgen.bundle.manifest import Manifest
-from reportgen.errors import BundleError
+from reportgen.errors import BundleError, ReportgenError, os_failure
 
 __all__ = [
     "Bundle",
@@ -128,6 +128,7 @@ def _swap_dir(src: Path, dest: Path, keep: Keep) -> None:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to a temporary sibling, then rename it to `path`; BundleError when the OS refuses."""
     tmp = path.with_name(f".{path.name}-{secrets.token_hex(4)}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
@@ -135,28 +136,43 @@ def _write_text_atomic(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         tmp.replace(path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise os_failure(exc, BundleError, f"write {path.name}", path) from exc
         raise
 
 
-def replace_dir(dest: Path, populate: Callable[[Path], _T], keep: Keep = _drop) -> _T:
+def replace_dir(
+    dest: Path,
+    populate: Callable[[Path], _T],
+    error: type[ReportgenError] = BundleError,
+    what: str = "bundle",
+    keep: Keep = _drop,
+) -> _T:
     """Build directory `dest` anew: `populate` fills a temporary sibling, which then replaces it.
 
     An interruption at any point leaves the previous `dest` readable (or restorable by
     :func:`recover_dir`, which every call runs first); when `populate` raises, `dest` is untouched.
+    A failure of the OS (disk full, permission denied, a missing parent) becomes one `error`
+    naming the file and `what` was being written.
 
     :returns: what `populate` returned
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    recover_dir(dest, keep)
     tmp = _sibling(dest, "tmp")
-    tmp.mkdir()
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        recover_dir(dest, keep)
+        tmp.mkdir()
+    except OSError as exc:
+        raise os_failure(exc, error, f"write {what} {dest.name!r}", dest) from exc
     try:
         result = populate(tmp)
         _swap_dir(tmp, dest, keep)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise os_failure(exc, error, f"write {what} {dest.name!r}", dest) from exc
         raise
     return result
 

@@ -5,20 +5,25 @@ Every problem in a recipe file is a `RecipeError` located at ``file:line:col``.
 
 from __future__ import annotations
 
-from reportgen.recipe.loader import load_recipe, load_recipes
-from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules
+from reportgen.recipe.env_policy import RUN_OWNED, env_policy_markdown
+from reportgen.recipe.loader import load_recipe, load_recipes, recipe_warnings
+from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules, read_local_modules
 from reportgen.recipe.model import CompileOptions, Recipe, TensorSpec, Variant
 from reportgen.recipe.reference_docs import recipe_reference_markdown
 
 __all__ = [
+    "RUN_OWNED",
     "CompileOptions",
     "LocalModule",
     "LocalModules",
     "Recipe",
     "TensorSpec",
     "Variant",
+    "env_policy_markdown",
     "find_local_modules",
     "load_recipe",
     "load_recipes",
+    "read_local_modules",
     "recipe_reference_markdown",
+    "recipe_warnings",
 ]

@@ -14,12 +14,13 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from reportgen.errors import RecipeError
+from reportgen.recipe.env_policy import EntryError
 from reportgen.recipe.fields import annotation_at, literal_choices, model_class
 from reportgen.recipe.model import Recipe
-from reportgen.recipe.references import check_reference
+from reportgen.recipe.references import check_reference, reference_warning
 from reportgen.recipe.source import Mark, ParsedDocument, SourceMap, ValuePath, describe_value, parse_document
 
-__all__ = ["MAX_RECIPE_BYTES", "load_recipe", "load_recipes"]
+__all__ = ["MAX_RECIPE_BYTES", "load_recipe", "load_recipes", "recipe_warnings"]
 
 MAX_RECIPE_BYTES = 1 << 20
 _REFERENCE_FIELDS = (("model", "ref"), ("inputs", "factory"))
@@ -79,6 +80,25 @@ def load_recipes(paths: Iterable[str | Path]) -> list[Recipe]:
     return recipes
 
 
+def recipe_warnings(path: str | Path) -> list[str]:
+    """Located warnings about a valid recipe: references that run something other than a model.
+
+    :raises RecipeError: when the recipe is not valid
+    """
+    recipe, document = _load(path)
+    warnings = []
+    for field, ref in _references(recipe).items():
+        warning = reference_warning(ref, field=".".join(field), search_dir=Path(path).parent) if ref else None
+        if warning is not None:
+            mark = document.source_map.locate(field)
+            warnings.append(f"{path}:{mark.line}:{mark.column}: {warning}")
+    return warnings
+
+
+def _references(recipe: Recipe) -> dict[tuple[str, str], str | None]:
+    return {("model", "ref"): recipe.model.ref, ("inputs", "factory"): recipe.inputs.factory}
+
+
 def _load(path: str | Path) -> tuple[Recipe, ParsedDocument]:
     """Load one recipe, keeping its source map for later located errors."""
     raw = _read_bytes(path)
@@ -119,7 +139,7 @@ def _too_large(size: int) -> str:
 
 def _check_references(recipe: Recipe, document: ParsedDocument, path: str | Path) -> None:
     """Check `module:callable` references statically, located at their value nodes."""
-    values = {("model", "ref"): recipe.model.ref, ("inputs", "factory"): recipe.inputs.factory}
+    values = _references(recipe)
     for field in _REFERENCE_FIELDS:
         ref = values[field]
         if ref is None:
@@ -160,6 +180,9 @@ def _located_validation_error(exc: ValidationError, source_map: SourceMap, path:
 def _error_mark(error: ErrorDetails, source_map: SourceMap) -> Mark:
     """Missing keys point at the mapping that lacks them, unknown keys at the key itself."""
     loc: ValuePath = tuple(error["loc"])
+    entry = (error.get("ctx") or {}).get("error")
+    if isinstance(entry, EntryError):  # one entry of a mapping or list: point at it
+        return (source_map.locate_key if entry.at_key else source_map.locate)((*loc, *entry.path))
     if error["type"] == "missing":
         return source_map.locate(loc[:-1])
     if error["type"] == "extra_forbidden":

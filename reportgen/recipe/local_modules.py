@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from reportgen.recipe.model import Recipe
 
-__all__ = ["LocalModule", "LocalModules", "find_local_modules"]
+__all__ = ["LocalModule", "LocalModules", "find_local_modules", "read_local_modules"]
 
 
 @dataclass(frozen=True)
@@ -49,18 +50,33 @@ def find_local_modules(recipe: Recipe, recipe_path: str | Path, base_dir: Path |
     :param recipe_path: where the recipe was loaded from (a bundle's `Manifest.recipe_path`)
     :param base_dir: directory a relative `recipe_path` is relative to (default: the working directory)
     """
-    names = _module_names(recipe)
     recipe_path = Path(recipe_path)
     if not recipe_path.is_absolute():
         recipe_path = (base_dir or Path.cwd()) / recipe_path
     if not recipe_path.is_file():
-        return LocalModules(recipe_dir=None, missing=tuple(names))
+        return LocalModules(recipe_dir=None, missing=tuple(_module_names(recipe)))
+    return read_local_modules(recipe, recipe_path.parent, lambda relative: _read(recipe_path.parent / relative))
+
+
+def read_local_modules(recipe: Recipe, where: Path, read: Callable[[str], str | None]) -> LocalModules:
+    """The recipe's modules as `read` finds them: it gets a path like `pkg/models.py` and returns the
+    module's text, or None when it has none (e.g. reading a bundle's copies, confined to the bundle).
+
+    :param where: the directory `read` reads from, reported as `LocalModules.recipe_dir`
+    """
     found, missing = [], []
-    for name in names:
-        relative = PurePosixPath(*name.split(".")).with_suffix(".py")
-        path = recipe_path.parent / relative
-        try:
-            found.append(LocalModule(path=str(relative), source=path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
+    for name in _module_names(recipe):
+        relative = str(PurePosixPath(*name.split(".")).with_suffix(".py"))
+        source = read(relative)
+        if source is None:
             missing.append(name)
-    return LocalModules(recipe_dir=recipe_path.parent, found=tuple(found), missing=tuple(missing))
+        else:
+            found.append(LocalModule(path=relative, source=source))
+    return LocalModules(recipe_dir=where, found=tuple(found), missing=tuple(missing))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

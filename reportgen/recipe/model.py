@@ -12,6 +12,7 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reportgen.credentials import looks_like_token
+from reportgen.recipe.env_policy import LOADER_VARIABLES, RUN_OWNED, EntryError, env_value_problem
 
 __all__ = [
     "AMP",
@@ -37,22 +38,27 @@ ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 
 def _env_values(value: object) -> object:
-    """Env var names must be shell-safe; values become strings (booleans as 1/0)."""
+    """Env var names must be shell-safe; values become strings (booleans as 1/0) and follow `env_policy`."""
     if not isinstance(value, dict):
         return value
     out: dict[str, str] = {}
     for key, val in value.items():
         if not isinstance(key, str) or not ENV_NAME_RE.match(key):
-            raise ValueError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*")
+            raise EntryError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*", (key,), at_key=True)
         if isinstance(val, bool):
             val = "1" if val else "0"
         if not isinstance(val, (str, int, float)):
-            raise ValueError(f"env var {key} must be a string or number, not {_kind(val)}")
+            raise EntryError(f"env var {key} must be a string or number, not {_kind(val)}", (key,), at_key=False)
         if looks_like_token(str(val)):
-            raise ValueError(
+            raise EntryError(
                 f"env var {key} holds what looks like a credential; recipes are published, "
-                "so set it in the environment of the run instead"
+                "so set it in the environment of the run instead",
+                (key,),
+                at_key=False,
             )
+        problem = env_value_problem(key, str(val))
+        if problem is not None:
+            raise EntryError(problem, (key,), at_key=key in RUN_OWNED)
         out[key] = str(val)
     return out
 
@@ -252,7 +258,15 @@ class Recipe(_Strict):
     )
     env: dict[str, str] = Field(
         default_factory=dict,
-        description="Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...).",
+        description="Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...). The "
+        "run's own (`TORCHINDUCTOR_CACHE_DIR`, `PYTHONPATH`, ...) cannot be set, Inductor's switches must hold "
+        "values Inductor accepts, and loader variables need `allow_env` (see the tables below).",
+    )
+    allow_env: list[str] = Field(
+        default_factory=list,
+        description="Loader variables (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `PATH`, `PYTHONSTARTUP`, ...) that `env` "
+        "and the variants' `env` may set: each puts code or libraries into the run's processes, so it is named "
+        "here on purpose.",
     )
     profile: ProfileSettings = Field(default_factory=ProfileSettings)
     timeout_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = Field(
@@ -270,6 +284,32 @@ class Recipe(_Strict):
     @classmethod
     def _check_env(cls, value: object) -> object:
         return _env_values(value)
+
+    @field_validator("allow_env")
+    @classmethod
+    def _only_loader_variables(cls, value: list[str]) -> list[str]:
+        for index, name in enumerate(value):
+            if name not in LOADER_VARIABLES:
+                raise EntryError(
+                    f"{name!r} needs no opt-in; allow_env lists only loader variables ({', '.join(LOADER_VARIABLES)})",
+                    (index,),
+                    at_key=False,
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _loader_variables_opted_in(self) -> Recipe:
+        envs: list[tuple[tuple[str | int, ...], dict[str, str]]] = [(("env",), self.env)]
+        envs += [(("variants", i, "env"), v.env) for i, v in enumerate(self.variants)]
+        for where, env in envs:
+            for name in env:
+                if name in LOADER_VARIABLES and name not in self.allow_env:
+                    raise EntryError(
+                        f"env var {name} {LOADER_VARIABLES[name]}; list it in allow_env to set it on purpose",
+                        (*where, name),
+                        at_key=True,
+                    )
+        return self
 
     @field_validator("name")
     @classmethod

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
-__all__ = ["bound_names", "check_reference", "find_module_spec"]
+__all__ = ["bound_names", "check_reference", "find_module_spec", "reference_warning"]
 
 _EXTERNAL_PREFIXES = ("timm", "torchvision")
 _BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
@@ -50,6 +50,23 @@ def check_reference(ref: str, *, field: str, search_dir: Path) -> str | None:
     if name in names or "*" in names or "__getattr__" in names:
         return None
     return f"{field}: module '{module}' ({shown}) defines no '{name}'; expected a factory function or nn.Module class"
+
+
+def reference_warning(ref: str, *, field: str, search_dir: Path) -> str | None:
+    """Why a valid reference deserves a second look, or None: one into Python's standard library
+    (`os`, `subprocess`, `builtins`, `shutil`, `importlib`, ...) names no model but runs whatever it is
+    given. A module of the user's next to the recipe, even one named like the standard library's, is fine."""
+    module = ref.partition(":")[0]
+    if module.split(".")[0] not in sys.stdlib_module_names:
+        return None
+    spec = find_module_spec(module, search_dir)
+    origin = Path(spec.origin).resolve() if spec is not None and spec.origin and spec.has_location else None
+    if origin is not None and origin.is_relative_to(search_dir.resolve()):
+        return None
+    return (
+        f"{field}: {ref!r} is in Python's standard library, not a model library or a module of yours; "
+        "running this recipe calls it with the recipe's arguments (see the docs' Security and trust page)"
+    )
 
 
 def find_module_spec(module: str, search_dir: Path) -> ModuleSpec | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from reportgen.render.markup import MISSING, escape_md, list_table
 from reportgen.render.notebook import Headline, comparison_table
 from reportgen.render.pages import ChartFiles, report_page
+from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.report import draw_charts, inductor_sections, leading_sections, render_site_pages
 
 __all__ = [
@@ -24,6 +25,9 @@ __all__ = [
     "inductor_sections",
     "leading_sections",
     "list_table",
+    "redacted",
+    "redacted_bundle",
+    "redactions_section",
     "render_site_pages",
     "report_page",
 ]

@@ -11,6 +11,7 @@ Written into the report directory (`recipe.yaml` is already there, see `reportge
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
 import shutil
@@ -23,7 +24,6 @@ import nbformat
 
 from reportgen.bundle import (
     MANIFEST_FILE,
-    MAX_JSON_BYTES,
     MAX_MODULE_BYTES,
     MAX_TRACE_BYTES,
     MODULES_DIR,
@@ -32,6 +32,7 @@ from reportgen.bundle import (
     Bundle,
     bundle_file,
 )
+from reportgen.credentials import redact
 from reportgen.errors import BundleError
 from reportgen.render.notebook import reproducer_notebook
 
@@ -86,14 +87,18 @@ def _module_files(bundle_dir: Path) -> list[Path]:
 
 
 def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Path:
-    """Pack `files` (under `bundle_dir/modules`) as `modules/...` into the reproducible gzip'd tarball `dest`."""
+    """Pack `files` (under `bundle_dir/modules`) as `modules/...` into the reproducible gzip'd tarball `dest`,
+    credentials redacted (a bundle made elsewhere may hold some)."""
     with (
         dest.open("wb") as raw,
         gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz,
         tarfile.open(fileobj=gz, mode="w") as tar,
     ):
         for path in files:
-            tar.add(path, arcname=path.relative_to(bundle_dir).as_posix(), filter=_reset_tarinfo)
+            data = redact(path.read_bytes().decode("utf-8", errors="replace"))[0].encode("utf-8")
+            info = _reset_tarinfo(tarfile.TarInfo(path.relative_to(bundle_dir).as_posix()))
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
     return dest
 
 
@@ -120,7 +125,8 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     """
     downloads = []
     if recipe_yaml is not None:
-        nbformat.write(reproducer_notebook(bundle.manifest, recipe_yaml), page_dir / NOTEBOOK_FILE)
+        notebook = reproducer_notebook(bundle.manifest, recipe_yaml, bundle_dir=bundle.path)
+        nbformat.write(notebook, page_dir / NOTEBOOK_FILE)
         downloads.append(
             _download(page_dir, NOTEBOOK_FILE, "a notebook that re-runs this recipe and compares the numbers")
         )
@@ -133,8 +139,8 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     if modules := _module_files(bundle.path):
         write_modules_archive(bundle.path, modules, page_dir / MODULES_ARCHIVE)
         downloads.append(_download(page_dir, MODULES_ARCHIVE, "the compiled wrapper and kernel modules"))
-    if _copy_in(bundle, MANIFEST_FILE, page_dir / MANIFEST_FILE, MAX_JSON_BYTES):
-        downloads.append(_download(page_dir, MANIFEST_FILE, "the environment manifest: versions, hardware, metrics"))
+    (page_dir / MANIFEST_FILE).write_text(bundle.manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    downloads.append(_download(page_dir, MANIFEST_FILE, "the environment manifest: versions, hardware, metrics"))
     return downloads
 
 

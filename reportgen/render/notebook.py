@@ -1,14 +1,18 @@
 """The reproducer notebook of a report: write the recipe, re-run it, compare the headline numbers.
 
 The notebook is self-contained: it embeds the bundle's recipe.yaml and the local Python modules the
-recipe imports (looked up next to the original recipe file, when that still exists), runs the recipe
+recipe imports (in a site, the bundle's copies of them; else looked up next to the original recipe file,
+when that still exists), runs the recipe
 with reportgen's public API (the run happens in a child process with its own Inductor cache), and
 prints the new headline numbers next to the original ones.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
 
@@ -17,8 +21,10 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tabulate import tabulate
 
-from reportgen.bundle import RECIPE_FILE, Manifest
-from reportgen.recipe import LocalModules, find_local_modules
+from reportgen.bundle import MAX_MODULE_BYTES, RECIPE_FILE, RECIPE_MODULES_DIR, Manifest, bundle_file
+from reportgen.credentials import redact
+from reportgen.errors import BundleError
+from reportgen.recipe import LocalModules, find_local_modules, read_local_modules
 from reportgen.render.markup import MISSING
 
 __all__ = [
@@ -27,6 +33,7 @@ __all__ = [
     "reproducer_notebook",
 ]
 
+logger = logging.getLogger(__name__)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
@@ -115,7 +122,7 @@ def _module_cells(manifest: Manifest, modules: LocalModules) -> list[NotebookNod
         )
         if (parent := PurePosixPath(module.path).parent) != PurePosixPath("."):
             cells.append(new_code_cell(f"import os\n\nos.makedirs({str(parent)!r}, exist_ok=True)"))
-        cells.append(new_code_cell(f"%%writefile {module.path}\n{module.source.rstrip()}"))
+        cells.append(new_code_cell(f"%%writefile {module.path}\n{redact(module.source)[0].rstrip()}"))
     if modules.missing:
         where = f"next to `{manifest.recipe_path}`" if modules.recipe_dir else "(the original recipe file is gone)"
         names = ", ".join(f"`{name}`" for name in modules.missing)
@@ -127,6 +134,22 @@ def _module_cells(manifest: Manifest, modules: LocalModules) -> list[NotebookNod
             )
         )
     return cells
+
+
+def _bundled(bundle_dir: Path) -> Callable[[str], str | None]:
+    """A reader of the bundle's copies of the recipe's modules: regular files inside it, or None."""
+
+    def read(relative: str) -> str | None:
+        path = f"{RECIPE_MODULES_DIR}/{relative}"
+        if not os.path.lexists(bundle_dir / path):
+            return None
+        try:
+            return bundle_file(bundle_dir, path, MAX_MODULE_BYTES).read_text(encoding="utf-8", errors="replace")
+        except (BundleError, OSError) as exc:
+            logger.warning("not embedded in the notebook: %s", exc)
+            return None
+
+    return read
 
 
 def _run_cell(variant: str | None) -> str:
@@ -151,17 +174,25 @@ def _compare_cell(original: Headline) -> str:
     )
 
 
-def reproducer_notebook(manifest: Manifest, recipe_yaml: str, base_dir: Path | None = None) -> NotebookNode:
+def reproducer_notebook(
+    manifest: Manifest, recipe_yaml: str, base_dir: Path | None = None, bundle_dir: Path | None = None
+) -> NotebookNode:
     """A notebook that re-runs the bundle's recipe (and variant) and compares the headline numbers.
 
-    :param recipe_yaml: the bundle's recipe.yaml text, embedded verbatim
+    :param recipe_yaml: the bundle's recipe.yaml text, embedded with credentials redacted (as are module sources)
     :param base_dir: directory a relative `manifest.recipe_path` is relative to (default: the working directory)
+    :param bundle_dir: the bundle: the recipe's modules are read from its copies only (a site build reads
+        nothing outside its bundles); without it, from next to `manifest.recipe_path`
     """
+    if bundle_dir is None:
+        modules = find_local_modules(manifest.recipe, manifest.recipe_path, base_dir)
+    else:
+        modules = read_local_modules(manifest.recipe, bundle_dir / RECIPE_MODULES_DIR, _bundled(bundle_dir))
     original = Headline.from_manifest(manifest)
     cells = [
         new_markdown_cell(_intro(manifest, original)),
-        new_code_cell(f"%%writefile {RECIPE_FILE}\n{recipe_yaml.rstrip()}"),
-        *_module_cells(manifest, find_local_modules(manifest.recipe, manifest.recipe_path, base_dir)),
+        new_code_cell(f"%%writefile {RECIPE_FILE}\n{redact(recipe_yaml)[0].rstrip()}"),
+        *_module_cells(manifest, modules),
         new_markdown_cell("Run the recipe (a few warm-up steps, then timed eager and compiled steps):"),
         new_code_cell(_run_cell(manifest.variant)),
         new_markdown_cell("The reproduced numbers next to the original ones:"),

@@ -29,7 +29,7 @@ from reportgen.bundle import (
     read_recipe_text,
     replace_dir,
 )
-from reportgen.errors import BundleError
+from reportgen.errors import BundleError, SiteError
 from reportgen.formats import kernel_source, read_module
 from reportgen.render.autotune import autotune_section
 from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
@@ -39,6 +39,7 @@ from reportgen.render.graph_charts import bandwidth_chart, graph_categories_char
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.markup import figure
 from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
+from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.sources import (
     SourcePages,
     kernel_docname,
@@ -148,12 +149,13 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
 def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = ()) -> Path:
     """Write one report page, its charts, its recipe copy and its downloads into `page_dir`."""
     page_dir.mkdir(parents=True)
-    recipe_yaml = read_recipe_text(bundle.path)
+    bundle = redacted_bundle(bundle)
+    recipe_yaml = redacted(read_recipe_text(bundle.path))
     if recipe_yaml is not None:
         (page_dir / RECIPE_FILE).write_text(recipe_yaml, encoding="utf-8")
     log_tail = None
     if bundle.manifest.status is not RunStatus.ok:
-        log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
+        log_tail = redacted(read_log_tail(bundle.path, bundle.manifest.log_file))
     sources = _render_sources(bundle, page_dir)
     charts = draw_charts(bundle, page_dir)
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
@@ -164,7 +166,7 @@ def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = 
         log_tail=log_tail,
         leading_sections=leading_sections(bundle),
         inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
-        trailing_sections=[downloads_section(downloads)],
+        trailing_sections=[redactions_section(bundle.manifest), downloads_section(downloads)],
     )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
@@ -216,5 +218,5 @@ def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
 
     :returns: the Markdown pages written (the index first), at their final paths
     """
-    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir))
+    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir), SiteError, "the report pages")
     return [reports_dir / page for page in pages]

@@ -7,6 +7,7 @@ bundle whose manifest says how it ended: a failed run is data.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import os
 import shutil
@@ -24,6 +25,7 @@ from reportgen.bundle import (
     CAPTURE_FILE,
     LOG_FILE,
     RECIPE_FILE,
+    RECIPE_MODULES_DIR,
     Capture,
     InductorCache,
     Manifest,
@@ -31,7 +33,7 @@ from reportgen.bundle import (
     RunStatus,
     write_bundle,
 )
-from reportgen.recipe import Recipe, Variant
+from reportgen.recipe import Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
@@ -44,6 +46,8 @@ _KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
+_MIN_FREE_BYTES = 64 * 1024
+"""Below this, a failed run's disk counts as full."""
 
 
 def _flag(flag: str, help: str, metavar: str | None = None) -> dict[str, object]:
@@ -76,7 +80,7 @@ def _now() -> str:
 
 
 def child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
-    """The environment of a run's child: ours, the recipe's env, its Inductor cache, this package first on the path.
+    """The child's environment: ours, the recipe's, then the run's own (`recipe.RUN_OWNED`, which recipes cannot set).
 
     Whatever else times the recipe (the fidelity benchmark's bare loop) uses it too, so the two differ in nothing.
     """
@@ -140,12 +144,21 @@ def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tup
     return RunStatus.failed, f"run process exited with code {returncode}"
 
 
-def _scrub_outputs(bundle: Path, env: dict[str, str]) -> Scrubber:
-    """Redact the child's secrets from the files it wrote as text; returns the scrubber for the error."""
-    scrubber = Scrubber.from_environ(env)
+def _scrub_outputs(bundle: Path, scrubber: Scrubber) -> None:
+    """Redact secrets from the files the child wrote as text and from the modules it copied."""
     for name in _SCRUBBED_FILES:
         scrubber.scrub_file(bundle / name)
-    return scrubber
+    scrubber.scrub_modules(bundle)
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float) -> tuple[int, bool]:
+    """Run the child with its output in `log_path`; its exit code, and whether it timed out."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
+        )
+        timed_out = _wait(proc, timeout_s)
+    return proc.returncode, timed_out
 
 
 def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
@@ -207,6 +220,23 @@ def _cache_dir(root: Path | None, name: str) -> Path | None:
     return path
 
 
+def _copy_recipe_modules(recipe: Recipe, recipe_path: Path, bundle: Path, scrubber: Scrubber) -> None:
+    """Copy the modules the recipe imports from next to its file into the bundle, redacted: the reproducer
+    notebook embeds them from there, so a build reads nothing outside its bundles."""
+    for module in find_local_modules(recipe, recipe_path).found:
+        dest = bundle / RECIPE_MODULES_DIR / module.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(scrubber.scrub(module.source, f"{RECIPE_MODULES_DIR}/"), encoding="utf-8")
+
+
+def _check_space(bundle: Path) -> None:
+    """A failed run whose disk is full failed for want of space, not because of its recipe: raise ENOSPC
+    (the bundle is not written, the previous one stays)."""
+    stats = os.statvfs(bundle)
+    if stats.f_bavail * stats.f_frsize < _MIN_FREE_BYTES:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     return name if name and (bundle / name).is_file() else None
 
@@ -215,8 +245,11 @@ def _populate(
     recipe: Recipe, recipe_path: Path, options: RunOptions, variant: Variant | None, bundle: Path
 ) -> Manifest:
     started, t0 = _now(), time.monotonic()
+    scrubber = Scrubber.from_environ({**os.environ, **recipe.env})
     recipe_text = recipe_path.read_bytes()
-    (bundle / RECIPE_FILE).write_bytes(recipe_text)
+    recipe_copy = scrubber.scrub(recipe_text.decode("utf-8", errors="surrogateescape"), RECIPE_FILE)
+    (bundle / RECIPE_FILE).write_text(recipe_copy, encoding="utf-8", errors="surrogateescape")  # bytes kept
+    _copy_recipe_modules(recipe, recipe_path, bundle, scrubber)
     timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
@@ -228,39 +261,30 @@ def _populate(
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
-        env = child_env(recipe, cache_dir)
-        with open(bundle / LOG_FILE, "wb") as log:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-            timed_out = _wait(proc, timeout_s)
+        returncode, timed_out = _spawn(cmd, child_env(recipe, cache_dir), bundle / LOG_FILE, timeout_s)
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
             modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
-    scrubber = _scrub_outputs(bundle, env)
+    _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
-    status, error = _status(proc.returncode, timed_out, result)
+    status, error = _status(returncode, timed_out, result)
     if status is not RunStatus.ok:
+        _check_space(bundle)
         tail = _log_tail(bundle / LOG_FILE)
         error = f"{error}\n\n{tail}" if tail else error
-    error = scrubber.scrub(error) if error else None
+    error = scrubber.scrub(error, "error") if error else None
     return Manifest(
         name=recipe.bundle_name(variant),
         variant=variant.name if variant else None,
         variant_description=variant.description if variant else "",
         inductor_cache=cache_state,
-        recipe=recipe,
+        recipe=scrubber.scrub_recipe(recipe),
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),
         status=status,
-        exit_code=proc.returncode,
+        exit_code=returncode,
         error=error,
         started_at=started,
         finished_at=_now(),
@@ -270,6 +294,7 @@ def _populate(
         modules=modules,
         trace_file=_existing(bundle, result.trace_file if result else None),
         capture_file=capture_file,
+        redactions=scrubber.report(),
     )
 
 

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from reportgen.bundle import replace_dir
-from reportgen.errors import SiteError
+from reportgen.errors import SiteError, os_failure
 
 __all__ = ["REPORTS_DIR", "STATIC_DIR", "build_html", "default_html_dir", "ensure_project", "run_sphinx"]
 
@@ -27,12 +27,15 @@ def ensure_project(source_dir: Path) -> None:
     """
     if (source_dir / "conf.py").exists():
         return
-    source_dir.mkdir(parents=True, exist_ok=True)
     template = resources.files("reportgen.site").joinpath("template")
-    for name in _TEMPLATE_FILES:
-        target = source_dir / name
-        if not target.exists():
-            target.write_text(template.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
+    try:
+        source_dir.mkdir(parents=True, exist_ok=True)
+        for name in _TEMPLATE_FILES:
+            target = source_dir / name
+            if not target.exists():
+                target.write_text(template.joinpath(name).read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as exc:
+        raise os_failure(exc, SiteError, "write the Sphinx project", source_dir) from exc
 
 
 def run_sphinx(source_dir: Path, html_dir: Path) -> None:
@@ -80,4 +83,4 @@ def build_html(source_dir: Path, html_dir: Path) -> None:
             shutil.copytree(html_dir, tmp, symlinks=True, dirs_exist_ok=True)
         run_sphinx(source_dir, tmp)
 
-    replace_dir(html_dir, build)
+    replace_dir(html_dir, build, SiteError, "the HTML site")

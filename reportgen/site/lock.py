@@ -9,15 +9,12 @@ dies, so a killed build never leaves a stale lock behind: the file itself may st
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from reportgen.errors import SiteError
+from reportgen.locks import LockTimeoutError, hold_lock
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT_S", "LOCK_FILE", "build_lock"]
 
@@ -35,47 +32,29 @@ def build_lock(source_dir: Path, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, poll
     :param source_dir: the Sphinx source directory (created if missing)
     :param timeout_s: how long to wait for another build to finish
     :param poll_s: how often to retry while waiting
-    :raises SiteError: when another build still holds the lock after `timeout_s`
+    :raises SiteError: when another build still holds the lock after `timeout_s`, or the lock cannot be made
     """
-    source_dir.mkdir(parents=True, exist_ok=True)
     path = source_dir / LOCK_FILE
-    with path.open("a+", encoding="utf-8") as handle:
-        _acquire(handle, path, timeout_s, poll_s)
+    with contextlib.ExitStack() as stack:
         try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(f"{os.getpid()}\n")
-            handle.flush()
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _acquire(handle: IO[str], path: Path, timeout_s: float, poll_s: float) -> None:
-    """Take the lock, waiting up to `timeout_s` for its holder; one warning when waiting starts."""
-    deadline = time.monotonic() + timeout_s
-    warned = False
-    while True:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        holder = _holder(handle)
-        if time.monotonic() >= deadline:
+            source_dir.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(
+                hold_lock(path, timeout_s=timeout_s, poll_s=poll_s, on_wait=lambda holder: _waiting(holder, path))
+            )
+        except LockTimeoutError as exc:
             raise SiteError(
-                f"another build ({holder}) still holds {LOCK_FILE} after {timeout_s:g} s",
+                f"another build ({exc.holder}) still holds {LOCK_FILE} after {timeout_s:g} s",
                 path=path,
                 hint="wait for it to finish, or build into another --out directory",
-            )
-        if not warned:
-            logger.warning("waiting for another build (%s) of %s to finish", holder, path.parent)
-            warned = True
-        time.sleep(min(poll_s, max(deadline - time.monotonic(), 0.0)))
+            ) from None
+        except OSError as exc:
+            raise SiteError(
+                f"cannot take the build lock: {exc.strerror or exc}",
+                path=exc.filename or path,
+                hint="check that the --out directory is writable",
+            ) from None
+        yield
 
 
-def _holder(handle: IO[str]) -> str:
-    """`pid N` as the holder wrote it, or `unknown process`."""
-    handle.seek(0)
-    pid = handle.read().strip()
-    return f"pid {pid}" if pid.isdigit() else "unknown process"
+def _waiting(holder: str, path: Path) -> None:
+    logger.warning("waiting for another build (%s) of %s to finish", holder, path.parent)

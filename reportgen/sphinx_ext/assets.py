@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.bundle import RECIPE_FILE, Bundle, read_recipe_text
-from reportgen.render import ChartFiles, draw_charts
+from reportgen.render import ChartFiles, draw_charts, redacted
 
 __all__ = ["CACHE_DIR", "CHART_KINDS", "BundleAssets", "ChartKind", "bundle_assets", "source_uri"]
 
@@ -78,7 +78,7 @@ def source_uri(path: Path, srcdir: Path) -> str:
 
 def _draw(bundle: Bundle, directory: Path) -> None:
     charts = draw_charts(bundle, directory)
-    recipe_text = read_recipe_text(bundle.path)
+    recipe_text = redacted(read_recipe_text(bundle.path))
     if recipe_text is not None:
         (directory / RECIPE_FILE).write_text(recipe_text, encoding="utf-8")
     index = {"charts": dataclasses.asdict(charts), "recipe": RECIPE_FILE if recipe_text is not None else None}

@@ -17,6 +17,7 @@ from sphinx.util.typing import OptionSpec
 
 from reportgen.bundle import Bundle, RunStatus, load_bundle, read_log_tail
 from reportgen.errors import BundleError
+from reportgen.render import redacted, redacted_bundle
 from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
 from reportgen.sphinx_ext.myst import parse_myst, relocate_files
@@ -92,13 +93,14 @@ class PerfReport(_BundleDirective):
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:
         """Parse the site's report text of `bundle` and point its images at the cached charts."""
+        bundle = redacted_bundle(bundle)  # bundles may come from anywhere: pages never show a credential
         assets = self.assets(bundle)
         recipe_yaml = None
         if assets.recipe is not None:
             recipe_yaml = (assets.directory / assets.recipe).read_text(encoding="utf-8")
         log_tail = None
         if bundle.manifest.status is not RunStatus.ok:
-            log_tail = read_log_tail(bundle.path, bundle.manifest.log_file)
+            log_tail = redacted(read_log_tail(bundle.path, bundle.manifest.log_file))
         text = report_text(
             bundle,
             assets.charts,

@@ -10,6 +10,7 @@ from reportgen.render import (
     inductor_sections,
     leading_sections,
     list_table,
+    redactions_section,
     report_page,
 )
 
@@ -59,4 +60,5 @@ def report_text(
         max_kernels=max_kernels,
         leading_sections=leading_sections(bundle),
         inductor_sections=inductor_sections(bundle, charts, None),
+        trailing_sections=[redactions_section(bundle.manifest)],
     )

@@ -22,7 +22,7 @@ inputs:
   tensors:
     - shape: [16]
 """
-RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, profile, timeout_s, cpu, variants"
+RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, allow_env, profile, timeout_s, cpu, variants"
 REPO_RECIPES = sorted((Path(__file__).parents[2] / "recipes").glob("*.yaml"))
 
 
@@ -201,7 +201,7 @@ LOCATED_ERRORS = [
     ),
     pytest.param(
         GOOD + "env:\n  TORCH_LOGS:\n    level: 1\n",
-        ":9:3: env: env var TORCH_LOGS must be a string or number, not a mapping",
+        ":10:5: env: env var TORCH_LOGS must be a string or number, not a mapping",
         id="env-var-value-mapping",
     ),
     pytest.param(

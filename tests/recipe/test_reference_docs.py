@@ -68,8 +68,9 @@ def test_links_point_at_targets(markdown: str) -> None:
         "| `batch_size` | integer (≥ 1, ≤ 65536) or null | `null` | "
         "Batch size prepended to every tensor shape; none = shapes as given. |",
         "| `tensors` | list of [TensorSpec](#recipe-reference-tensorspec) | `[]` | Positional input tensors. |",
-        "| `env` | mapping of string to string | `{}` | "
-        "Environment variables set before torch is imported (TORCH*, TORCHINDUCTOR*, ...). |",
+        "| `allow_env` | list of string | `[]` | Loader variables (`LD_PRELOAD`, `LD_LIBRARY_PATH`, `PATH`, "
+        "`PYTHONSTARTUP`, ...) that `env` and the variants' `env` may set: each puts code or libraries into the "
+        "run's processes, so it is named here on purpose. |",
         "| `profile` | [ProfileSettings](#recipe-reference-profilesettings) or null | `null` | "
         "Profile settings on CPU. |",
     ],

@@ -135,3 +135,38 @@ def test_notebook_runs_and_prints_old_and_new_numbers(cpu_bundle: Path, tmp_path
     assert new.metrics.eager is not None and manifest.metrics.eager is not None
     eager = next(line for line in table if line.startswith("eager median (ms)")).split()[3:]
     assert eager == [f"{manifest.metrics.eager.median_ms:.3f}", f"{new.metrics.eager.median_ms:.3f}"]
+
+
+def test_credentials_in_the_recipe_and_its_modules_are_not_embedded(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    token = "ghp_" + "Ab12" * 9
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "recipe.yaml").write_text("name: mlp\n")
+    (tmp_path / "recipes" / "models.py").write_text(f'KEY = "{token}"\nURL = "https://u:pw-123@mirror.example/"\n')
+    manifest = _python_manifest(read_manifest(make_bundle(tmp_path, "mlp")), "models:TinyMLP", "recipes/recipe.yaml")
+    recipe_yaml = "name: mlp\ndescription: from https://bob:hunter22@weights.example/x\n"
+    code = _sources(reproducer_notebook(manifest, recipe_yaml, base_dir=tmp_path), "code")
+    assert code[:2] == [
+        "%%writefile recipe.yaml\nname: mlp\ndescription: from https://bob:[redacted]@weights.example/x",
+        '%%writefile models.py\nKEY = "[redacted]"\nURL = "https://u:[redacted]@mirror.example/"',
+    ]
+
+
+def test_a_site_notebook_embeds_only_the_bundles_own_copies(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A bundle from elsewhere names a recipe path on the building machine: nothing there is embedded."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "recipe.yaml").write_text("name: mlp\n")
+    (outside / "models.py").write_text("PLAN = 'outside the bundle'\n")
+    bundle = make_bundle(tmp_path / "results", "mlp")
+    manifest = _python_manifest(read_manifest(bundle), "models:TinyMLP", str(outside / "recipe.yaml"))
+
+    def code() -> list[str]:
+        return _sources(reproducer_notebook(manifest, "name: mlp\n", bundle_dir=bundle), "code")
+
+    assert not any("outside the bundle" in cell for cell in code())
+    (bundle / "recipe_modules").mkdir()
+    (bundle / "recipe_modules" / "models.py").symlink_to(outside / "models.py")
+    assert not any("outside the bundle" in cell for cell in code())  # a link out is not followed
+    (bundle / "recipe_modules" / "models.py").unlink()
+    (bundle / "recipe_modules" / "models.py").write_text("class TinyMLP: ...\n")
+    assert "%%writefile models.py\nclass TinyMLP: ..." in code()

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import RunStatus, read_capture, read_manifest
-from reportgen.recipe import load_recipe
+from reportgen.recipe import RUN_OWNED, load_recipe
 from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
+from reportgen.run.launcher import child_env
 
 RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
 
@@ -66,10 +67,16 @@ def test_a_kept_inductor_cache_makes_the_second_compile_warm(tmp_path: Path) -> 
 
 
 def test_model_code_that_raises_is_a_failed_bundle(tmp_path: Path) -> None:
-    manifest = read_manifest(_run("raising", tmp_path))
+    bundle = _run("raising", tmp_path)
+    manifest = read_manifest(bundle)
     assert manifest.status is RunStatus.failed
     assert manifest.exit_code == 1
     assert manifest.error is not None and "ValueError: planted failure in model code" in manifest.error
+    # the recipe's own module travels with the bundle, its credentials redacted and counted
+    copy = (bundle / "recipe_modules" / "tiny_models.py").read_text()
+    assert 'MIRROR = "https://reportgen:[redacted]@models.example/v1"' in copy and "class Leaky" in copy
+    found = {(r.kind, r.where): r.count for r in manifest.redactions}
+    assert found == {("password in a URL", "recipe_modules/"): 1, ("Hugging Face token", "recipe_modules/"): 1}
 
 
 def test_a_hung_run_times_out(tmp_path: Path) -> None:
@@ -111,3 +118,15 @@ def test_sweep_removes_only_work_dirs_whose_owner_died(tmp_path: Path) -> None:
         "reportgen-r-live",
         "reportgen-r-unowned",
     ]
+
+
+def test_the_launcher_sets_only_what_the_recipe_policy_reserves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every variable `child_env` sets for the run is one a recipe may not set (`recipe.RUN_OWNED`)."""
+    for name in list(os.environ):
+        monkeypatch.delenv(name)
+    recipe = load_recipe(RECIPES / "addmul.yaml")
+    env = child_env(recipe, tmp_path)
+    owned = set(env) - set(recipe.env) - {"TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"}  # a default a recipe may change
+    assert owned and owned <= set(RUN_OWNED)

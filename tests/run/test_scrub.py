@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.recipe import Recipe
 from reportgen.run.scrub import REDACTED, Scrubber
 
 __all__: list[str] = []
@@ -66,3 +67,43 @@ def test_scrub_file_rewrites_only_files_with_secrets(tmp_path: Path) -> None:
     assert dirty.read_text() == f"token {REDACTED}\n"
     assert clean.read_bytes() == b"plain \xff bytes\n"
     assert not (tmp_path / "missing.log").exists()
+
+
+def test_counts_by_kind_and_place_never_the_values(tmp_path: Path) -> None:
+    scrubber = Scrubber.from_environ({"DATABASE_URL": "postgres://u:s3cret-pw@h/db", "HF_TOKEN": HF})
+    assert scrubber.scrub("printed postgres://u:s3cret-pw@h/db and s3cret-pw", "run.log") == (
+        f"printed postgres://u:{REDACTED}@h/db and {REDACTED}"
+    )
+    assert scrubber.scrub(f"error: {HF} and https://a:b@c", "error") == f"error: {REDACTED} and https://a:{REDACTED}@c"
+    modules = tmp_path / "modules" / "kernels"
+    modules.mkdir(parents=True)
+    (modules / "k.py").write_text(f"# {GHP}\n")
+    scrubber.scrub_modules(tmp_path)
+    assert (modules / "k.py").read_text() == f"# {REDACTED}\n"
+    report = [(r.kind, r.where, r.count) for r in scrubber.report()]
+    assert report == [
+        ("GitHub token", "modules/", 1),
+        ("password in a URL", "error", 1),
+        ("value of a secret variable", "error", 1),
+        ("value of a secret variable", "run.log", 2),
+    ]
+    assert not any("s3cret" in str(item) or HF in str(item) for item in scrubber.report())
+
+
+def test_the_recipe_copy_keeps_its_names_and_loses_its_credentials() -> None:
+    recipe = Recipe.model_validate(
+        {
+            "name": "hf_abcdefghijklmnopqrstuvwxyz",  # a name shaped like a token stays: it is the bundle's name
+            "description": "weights at https://bob:pw@host/x",
+            "model": {"ref": "m:Net", "kwargs": {"mirror": ["https://u:pw2@m/", 3], "key": GHP}},
+            "inputs": {"tensors": [{"shape": [4]}]},
+            "variants": [{"name": "a", "description": f"token {HF}"}],
+        }
+    )
+    scrubber = Scrubber()
+    clean = scrubber.scrub_recipe(recipe)
+    assert clean.name == recipe.name and clean.model.ref == "m:Net"
+    assert clean.description == f"weights at https://bob:{REDACTED}@host/x"
+    assert clean.model.kwargs == {"mirror": [f"https://u:{REDACTED}@m/", 3], "key": REDACTED}
+    assert clean.variants[0].description == f"token {REDACTED}"
+    assert sum(r.count for r in scrubber.report() if r.where == "recipe") == 4

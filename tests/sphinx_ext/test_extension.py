@@ -159,3 +159,24 @@ def test_build_imports_neither_torch_nor_the_runner(example: Path, tmp_path: Pat
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_credentials_in_an_embedded_bundle_never_reach_the_page(example: Path, tmp_path: Path) -> None:
+    """A bundle from elsewhere whose description and recipe copy hold credentials: redacted on the page."""
+    bundle = tmp_path / "data" / "bundles" / BUNDLE.name
+    token, password = "ghp_" + "Xy12" * 9, "pw-embedded-42"
+    manifest = (bundle / "manifest.json").read_text(encoding="utf-8")
+    marker = '"description": "'
+    assert marker in manifest
+    (bundle / "manifest.json").write_text(
+        manifest.replace(marker, f"{marker}token {token} at https://u:{password}@h/ ", 1), encoding="utf-8"
+    )
+    (bundle / "recipe.yaml").write_text(
+        (bundle / "recipe.yaml").read_text(encoding="utf-8") + f"# {token}\n", encoding="utf-8"
+    )
+    result = build(example, tmp_path / "html")
+    assert result.returncode == 0, result.stderr
+    for path in (tmp_path / "html").rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes() and password.encode() not in path.read_bytes(), path
+    assert "https://u:[redacted]&#64;h/" in (tmp_path / "html" / "index.html").read_text(encoding="utf-8")

@@ -8,6 +8,9 @@ import time
 import torch
 from torch import nn
 
+MIRROR = "https://reportgen:source-password-42@models.example/v1"  # credentials in model source are never published
+MIRROR_TOKEN = "hf_SourceCodeTokenNeverPublished0042"
+
 
 class AddMul(nn.Module):
     """`a * b + c`: one fused Inductor kernel."""

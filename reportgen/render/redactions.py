@@ -1,0 +1,61 @@
+"""Secrets on pages: what the run redacted, said on its page; and redaction again at render time.
+
+A bundle made elsewhere (another host, an older reportgen) may hold credentials its run did not take out:
+everything a page or notebook shows from a bundle passes `credentials.redact` once more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+
+from pydantic import ValidationError
+
+from reportgen.bundle import Bundle, Manifest
+from reportgen.credentials import redact
+from reportgen.render.markup import escape_md
+
+__all__ = ["redacted", "redacted_bundle", "redactions_section"]
+
+logger = logging.getLogger(__name__)
+
+
+def redacted(text: str | None) -> str | None:
+    """`text` with every credential-shaped string replaced by ``[redacted]``."""
+    return None if text is None else redact(text)[0]
+
+
+def redacted_bundle(bundle: Bundle) -> Bundle:
+    """The bundle with its manifest's every string redacted (title, description, kwargs, error, env)."""
+    text = bundle.manifest.model_dump_json()
+    clean, found = redact(text)
+    if not found:
+        return bundle
+    try:
+        manifest = Manifest.model_validate_json(clean)
+    except ValidationError:  # a credential-shaped name: keep the names, redact what pages show as text
+        logger.warning("%s: credentials in names; only the error text is redacted", bundle.name)
+        manifest = bundle.manifest.model_copy(update={"error": redacted(bundle.manifest.error)})
+    return dataclasses.replace(bundle, manifest=manifest)
+
+
+def redactions_section(manifest: Manifest) -> str:
+    """`## Redacted secrets`: how many credentials of each kind the run took out, and where; never the values."""
+    if not manifest.redactions:
+        return ""
+    places: dict[str, list[str]] = defaultdict(list)
+    counts: dict[str, int] = defaultdict(int)
+    for item in manifest.redactions:
+        counts[item.kind] += item.count
+        places[item.kind].append(f"{escape_md(item.where)}: {item.count}")
+    lines = [
+        f"- {counts[kind]} × {escape_md(kind)} ({', '.join(places[kind])})" for kind in sorted(counts, key=str.lower)
+    ]
+    return "\n\n".join(
+        [
+            "## Redacted secrets",
+            "Credentials the run met were replaced by `[redacted]` before its bundle was written:",
+            "\n".join(lines),
+        ]
+    )

@@ -1,0 +1,82 @@
+"""Tests of reportgen.credentials: passwords in URLs and token shapes are redacted and counted by kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from reportgen.credentials import REDACTED, TOKEN_KINDS, looks_like_token, redact, secret_parts
+
+__all__: list[str] = []
+
+TOKENS = {
+    "Hugging Face token": "hf_" + "a1B2" * 8,
+    "GitHub token": "github_pat_" + "x1Y2" * 8,
+    "AWS access key id": "AKIA" + "ABCDEFGHIJKLMNOP",
+    "Slack token": "xoxb-" + "123456789012-abc",
+    "OpenAI-style key": "sk-" + "q" * 30,
+    "JWT": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
+    "PEM private key": "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----",
+}
+
+
+def test_every_declared_kind_has_a_sample() -> None:
+    assert set(TOKENS) == set(TOKEN_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENS))
+def test_each_token_kind_is_redacted_whole_and_counted(kind: str) -> None:
+    text, found = redact(f"before {TOKENS[kind]} after")
+    assert text == f"before {REDACTED} after"
+    assert found == {kind: 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DATABASE_URL=postgres://u:pw@h/db", "DATABASE_URL=postgres://u:[redacted]@h/db"),
+        ("pip: https://user:p%40ss@pypi.example:8443/simple", "pip: https://user:[redacted]@pypi.example:8443/simple"),
+        ("redis://:only-a-password@localhost:6379/0", "redis://:[redacted]@localhost:6379/0"),
+        ("'amqp://guest:guest@rabbit/'", "'amqp://guest:[redacted]@rabbit/'"),
+    ],
+    ids=["postgres", "percent-encoded", "no-user", "quoted"],
+)
+def test_a_password_in_a_url_keeps_scheme_user_and_host(text: str, expected: str) -> None:
+    assert redact(text) == (expected, {"password in a URL": 1})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ssh://git@github.com/pytorch/pytorch",
+        "git@github.com:pytorch/pytorch.git",
+        "http://localhost:8000/reports/x:y@z",
+        "https://host:8080/path",
+        "time 12:30@noon",
+        "sk-short hf_short",
+    ],
+)
+def test_what_is_no_credential_stays(text: str) -> None:
+    assert redact(text) == (text, {})
+    assert not looks_like_token(text)
+
+
+def test_redacting_twice_changes_nothing_more() -> None:
+    once, _ = redact(f"postgres://u:pw@h/db {TOKENS['GitHub token']}")
+    assert redact(once) == (once, {})
+
+
+def test_literal_secrets_go_first_and_are_counted_as_such() -> None:
+    text, found = redact("MY_PASSWORD=hunter22 and hunter22 again", secrets=["hunter22"])
+    assert text == f"MY_PASSWORD={REDACTED} and {REDACTED} again"
+    assert found == {"value of a secret variable": 2}
+
+
+def test_a_url_with_a_password_looks_like_a_credential() -> None:
+    assert looks_like_token("https://u:pw@host/simple")
+
+
+def test_secret_parts_take_the_whole_value_only_of_secret_names() -> None:
+    assert secret_parts("HF_TOKEN", "abc") == ["abc"]
+    assert secret_parts("DATABASE_URL", "postgres://u:s3cret-pw@h/db") == ["s3cret-pw"]
+    assert secret_parts("NOTE", f"see {TOKENS['Hugging Face token']}") == [TOKENS["Hugging Face token"]]
+    assert secret_parts("HOME", "/root") == []
