@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.bundle import RunStatus, read_capture, read_manifest
+from reportgen.bundle import HISTORY_DIR, RunStatus, read_capture, read_manifest
 from reportgen.recipe import RUN_OWNED, load_recipe
 from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
 from reportgen.run.launcher import child_env
@@ -97,7 +97,9 @@ def test_a_failed_rerun_replaces_the_bundle_atomically(tmp_path: Path) -> None:
     stamp = read_manifest(first).started_at
     second = _run("raising", tmp_path)
     assert first == second and read_manifest(second).started_at >= stamp
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["raising"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [HISTORY_DIR, "raising"]  # no leftover temporaries
+    [kept] = (tmp_path / HISTORY_DIR / "raising").iterdir()  # the first run is kept, whole
+    assert read_manifest(kept).started_at == stamp
 
 
 def test_sweep_removes_only_work_dirs_whose_owner_died(tmp_path: Path) -> None:
