@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from pydantic import Field
 
 from reportgen.bundle.base import BundleModel
@@ -31,6 +33,9 @@ class RunRecord(BundleModel):
     inductor_cache: str = "fresh"
     eager_ms: float | None = None
     compiled_ms: float | None = None
+    eager_iqr_ms: tuple[float, float] | None = Field(default=None, description="Eager's inter-quartile range.")
+    compiled_iqr_ms: tuple[float, float] | None = Field(default=None, description="Compiled's inter-quartile range.")
+    host_probe_ms: float | None = Field(default=None, description="Median of the host probe: the CPU's speed.")
     speedup: float | None = None
     compile_s: float | None = None
     peak_memory_compiled_bytes: int | None = None
@@ -59,6 +64,9 @@ class RunRecord(BundleModel):
             inductor_cache=manifest.inductor_cache,
             eager_ms=metrics.eager.median_ms if metrics.eager else None,
             compiled_ms=metrics.compiled.median_ms if metrics.compiled else None,
+            eager_iqr_ms=(metrics.eager.q1_ms, metrics.eager.q3_ms) if metrics.eager else None,
+            compiled_iqr_ms=(metrics.compiled.q1_ms, metrics.compiled.q3_ms) if metrics.compiled else None,
+            host_probe_ms=statistics.median(metrics.host_probe_ms) if metrics.host_probe_ms else None,
             speedup=metrics.speedup,
             compile_s=metrics.compile_time_s,
             peak_memory_compiled_bytes=metrics.peak_memory_compiled_bytes,

@@ -19,7 +19,7 @@ from reportgen.errors import BundleError
 
 __all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
 
-SCHEMA = 1
+SCHEMA = 2
 """`PRAGMA user_version` of today's index; another value means rebuild."""
 
 _TABLE = """
