@@ -54,6 +54,7 @@ from reportgen.bundle.confine import (
     MAX_TRACE_BYTES,
     bundle_file,
 )
+from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
@@ -98,6 +99,7 @@ from reportgen.bundle.store import (
     read_recipe_text,
     recover_dir,
     replace_dir,
+    set_aside,
     write_analysis,
     write_analysis_error,
     write_bundle,
@@ -133,6 +135,7 @@ __all__ = [
     "AutotuneChoice",
     "AutotuneOp",
     "Bundle",
+    "BundleDigest",
     "BundleModel",
     "BusySource",
     "Capture",
@@ -171,6 +174,7 @@ __all__ = [
     "Versions",
     "WrapperInfo",
     "WrapperKind",
+    "bundle_digest",
     "bundle_file",
     "category_color",
     "format_ms",
@@ -187,7 +191,9 @@ __all__ = [
     "recover_dir",
     "replace_dir",
     "seed_category",
+    "set_aside",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
+    "write_if_changed",
 ]

@@ -40,6 +40,7 @@ __all__ = [
     "read_recipe_text",
     "recover_dir",
     "replace_dir",
+    "set_aside",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
@@ -96,15 +97,20 @@ def recover_dir(dest: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
+def set_aside(dest: Path) -> Path:
+    """Rename directory `dest` to an `.old-*` sibling and return it; :func:`recover_dir` puts it back while
+    `dest` is missing."""
+    old = _sibling(dest, "old")
+    dest.rename(old)
+    return old
+
+
 def _swap_dir(src: Path, dest: Path) -> None:
     """Replace directory `dest` by `src` (a sibling of it) with two renames.
 
     At every instant either `dest` or its `.old-*` sibling holds a complete previous version.
     """
-    old: Path | None = None
-    if dest.exists():
-        old = _sibling(dest, "old")
-        dest.rename(old)
+    old = set_aside(dest) if dest.exists() else None
     try:
         src.rename(dest)
     except BaseException:

@@ -11,9 +11,9 @@ Written into the report directory (`recipe.yaml` is already there, see `reportge
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
-import shutil
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ from reportgen.bundle import (
     TRACE_FILE,
     Bundle,
     bundle_file,
+    write_if_changed,
 )
 from reportgen.errors import BundleError
 from reportgen.render.notebook import reproducer_notebook
@@ -87,13 +88,14 @@ def _module_files(bundle_dir: Path) -> list[Path]:
 
 def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Path:
     """Pack `files` (under `bundle_dir/modules`) as `modules/...` into the reproducible gzip'd tarball `dest`."""
+    raw = io.BytesIO()
     with (
-        dest.open("wb") as raw,
         gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz,
         tarfile.open(fileobj=gz, mode="w") as tar,
     ):
         for path in files:
             tar.add(path, arcname=path.relative_to(bundle_dir).as_posix(), filter=_reset_tarinfo)
+    write_if_changed(dest, raw.getvalue())
     return dest
 
 
@@ -102,7 +104,7 @@ def _copy_in(bundle: Bundle, relative: str, dest: Path, max_bytes: int) -> bool:
     if not os.path.lexists(bundle.path / relative):
         return False
     try:
-        shutil.copyfile(bundle_file(bundle.path, relative, max_bytes), dest)
+        write_if_changed(dest, bundle_file(bundle.path, relative, max_bytes).read_bytes())
     except BundleError as exc:
         logger.warning("not published: %s", exc)
         return False
@@ -120,7 +122,8 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     """
     downloads = []
     if recipe_yaml is not None:
-        nbformat.write(reproducer_notebook(bundle.manifest, recipe_yaml), page_dir / NOTEBOOK_FILE)
+        notebook = nbformat.writes(reproducer_notebook(bundle.manifest, recipe_yaml))
+        write_if_changed(page_dir / NOTEBOOK_FILE, (notebook if notebook.endswith("\n") else notebook + "\n").encode())
         downloads.append(
             _download(page_dir, NOTEBOOK_FILE, "a notebook that re-runs this recipe and compares the numbers")
         )
