@@ -22,6 +22,7 @@ __all__ = ["STAMP_FILE", "BuildStamp", "clear_stamp", "prune_removed", "read_sta
 STAMP_FILE = ".reportgen-build.json"
 _DOCTREES = ".doctrees"
 _ENV_PICKLE = "environment.pickle"
+_SEARCH_INDEX = "searchindex.js"
 _SOURCE_SUFFIXES = (".md", ".rst", ".ipynb")
 
 
@@ -70,9 +71,28 @@ def _env_outputs(tree: Path) -> tuple[set[str], set[str]] | None:
     return images, downloads
 
 
+def _drop_empty_terms(tree: Path) -> None:
+    """Sphinx's incremental search index keeps a word whose pages were all removed or rewritten, with an empty
+    page list (a clean build has no such word); drop those words, written as Sphinx writes the index."""
+    from sphinx.search import js_index
+
+    path = tree / _SEARCH_INDEX
+    try:
+        index = js_index.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for key in ("terms", "titleterms"):
+        if isinstance(words := index.get(key), dict):
+            index[key] = {word: pages for word, pages in words.items() if pages != []}
+    text = js_index.dumps(index)
+    if text != path.read_text(encoding="utf-8"):
+        path.write_text(text, encoding="utf-8")
+
+
 def prune_removed(tree: Path, before: Listing, after: Listing) -> None:
-    """Remove from `tree` the outputs of source documents in `before` but not `after` (page, `_sources` copy,
-    doctree), and the images and downloads no page uses."""
+    """Remove from `tree` what Sphinx leaves of documents that are gone: the outputs of sources in `before` but
+    not `after` (page, `_sources` copy, doctree), images and downloads no page uses, and search words."""
+    _drop_empty_terms(tree)
     for relative in before.keys() - after.keys():
         docname = _docname(relative)
         if docname is None:
