@@ -4,8 +4,8 @@
 
 The bundles are copies of one real GPU bundle: the H100 mixnet_l training run of
 `tests/data/h100-mixnet_l-train-amp` (its profiler trace and its 2 wrapper + 519 kernel modules), wrapped in
-the manifest, recipe and log of the real `tests/data/bundles/fused_add_mul` run, analysed once by reportgen.
-Each copy is renamed (`mixnet_l-007`) and perturbed (title, step times, kernel times) so that no two are
+the manifest, recipe and log of the real `tests/data/bundles/fused_add_mul` run and analysed once by
+reportgen (`tests/data/h100_bundle.py`). Each copy is renamed (`mixnet_l-007`) and perturbed (title, step times, kernel times) so that no two are
 alike. Every step is `reportgen build RESULTS --out SITE` in a fresh process; time is its wall time, peak RSS
 the largest `ru_maxrss` of it and its children (sphinx-build, chart workers). `--python` times another
 interpreter (e.g. a virtualenv of an older reportgen) on the same bundles.
@@ -19,56 +19,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent / "tests" / "data"
-FIXTURE = DATA / "h100-mixnet_l-train-amp"
-TEMPLATE = DATA / "bundles" / "fused_add_mul"
+sys.path.insert(0, str(HERE.parent))  # tests.data: the real bundles
 STEPS = ("full", "nochange", "changed", "added")
-
-
-def make_seed(dest: Path) -> Path:
-    """The mixnet_l bundle every copy comes from, analysed (so builds do not analyse)."""
-    from reportgen.bundle import Manifest, ModuleFile, read_manifest
-    from reportgen.formats import parse_wrapper
-    from reportgen.pipeline import analyze_bundle
-
-    if (dest / "analysis.json").is_file():
-        return dest
-    shutil.rmtree(dest, ignore_errors=True)
-    dest.mkdir(parents=True)
-    for name in ("manifest.json", "run.log"):
-        shutil.copyfile(TEMPLATE / name, dest / name)
-    shutil.copyfile(FIXTURE / "trace.json.gz", dest / "trace.json.gz")
-    raw = dest / "raw"
-    with tarfile.open(FIXTURE / "modules.tar.gz") as tar:
-        tar.extractall(raw, filter="data")
-    files = sorted(raw.rglob("*.py"))
-    wrappers = [p for p in files if "compiled_module_main" in p.read_text()]
-    wrappers.sort(key=lambda p: parse_wrapper(p.read_text()).kind != "forward")
-    modules = []
-    for kind, group in (("wrapper", wrappers), ("kernel", [p for p in files if p not in wrappers])):
-        (dest / "modules" / f"{kind}s").mkdir(parents=True)
-        for order, src in enumerate(group):
-            target = dest / "modules" / f"{kind}s" / src.name
-            shutil.copyfile(src, target)
-            rel = target.relative_to(dest).as_posix()
-            modules.append(ModuleFile(path=rel, kind=kind, order=order, size_bytes=target.stat().st_size))
-    shutil.rmtree(raw)
-    data = read_manifest(dest).model_dump(mode="json")
-    data["recipe"].update(name="mixnet_l", title="mixnet_l training, fp16 AMP", task="train", amp="fp16")
-    data["recipe"]["model"] = {"ref": "timm:mixnet_l", "kwargs": {}}
-    data.update(name="mixnet_l", recipe_path="recipes/mixnet_l.yaml", capture_file=None, trace_file="trace.json.gz")
-    data["modules"] = [m.model_dump(mode="json") for m in modules]
-    manifest = Manifest.model_validate(data)
-    (dest / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (dest / "recipe.yaml").write_text((HERE.parent / "recipes" / "mixnet_l.yaml").read_text(), encoding="utf-8")
-    error = analyze_bundle(dest, manifest)
-    assert error is None, error
-    return dest
 
 
 def _scale(value: object, factor: float) -> object:
@@ -125,7 +81,9 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs `reportgen build`")
     args = parser.parse_args()
     steps = [s for s in STEPS if s in args.steps.split(",")]
-    seed = make_seed(args.work / "seed")
+    from tests.data.h100_bundle import make_h100_bundle
+
+    seed = make_h100_bundle(args.work / "seed")
     results, site = args.work / f"results-{args.n}", args.work / f"site-{args.n}"
     shutil.rmtree(results, ignore_errors=True)
     shutil.rmtree(site, ignore_errors=True)

@@ -16,11 +16,13 @@ again. The published HTML is never touched here (see `reportgen.site`).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import multiprocessing
 import os
 import shutil
+import signal
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
@@ -46,6 +48,7 @@ STATE_FILE = ".reportgen-render.json"
 """The render record, inside `reports/` (a dot file: Sphinx's `exclude_patterns` leave it out)."""
 INDEX_FILE = "index.md"
 _PACKAGE = Path(__file__).resolve().parents[1]
+_PR_SET_PDEATHSIG = 1
 
 
 class _Record(BaseModel):
@@ -152,15 +155,29 @@ def _complete(page_dir: Path, record: _Record) -> bool:
     return bool(record.files) and all((page_dir / file).is_file() for file in record.files)
 
 
+def _die_with_parent() -> None:
+    """Pool initializer: a worker gets SIGKILL when the build that forked it dies (Linux), instead of waiting
+    forever on its task queue."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl
+        os._exit(1)
+
+
 def _render_all(jobs: list[tuple[Path, list[Path], Path]]) -> list[RenderedReport | BrokenBundle]:
     """Render the bundles of `jobs` (bundle dir, sibling dirs, page dir): in a process pool when there are
-    several, so each core draws charts; one bundle is rendered here (a pool costs more than it saves)."""
+    several, so each core draws charts; one bundle is rendered here (a pool costs more than it saves).
+
+    Workers are forked: they start at once with matplotlib loaded, and nothing re-imports `__main__` (a
+    script without a main guard stays safe); `site.lock` keeps the build lock out of forked children.
+    """
     workers = min(len(jobs), os.cpu_count() or 1)
     if workers <= 1:
         return [render_report(*job) for job in jobs]
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["reportgen.render"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent) as pool:
         return list(pool.map(render_report, *zip(*jobs, strict=True)))
 
 

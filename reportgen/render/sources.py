@@ -20,6 +20,7 @@ from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_block, code_
 
 __all__ = [
     "KERNELS_DIR",
+    "MAX_HIGHLIGHTED_BYTES",
     "MAX_KERNEL_PAGES",
     "MODULES_DIR",
     "SourcePages",
@@ -37,6 +38,12 @@ __all__ = [
 MODULES_DIR = "modules"
 KERNELS_DIR = "kernels"
 MAX_KERNEL_PAGES = 40
+MAX_HIGHLIGHTED_BYTES = 200_000
+"""Wrapper sources longer than this are shown as plain text: Pygments takes seconds on the megabytes of a
+large model's wrapper (its kernels' sources are inline), for every build that writes the page."""
+_WRAPPER_FRONT_MATTER = "---\norphan: true\nnosearch: true\n---"
+"""Wrapper pages are in no toctree and not in the search index (megabytes of source, whose kernel names the
+report and kernel pages already hold)."""
 _SAFE_NAME = re.compile(r"\w+")
 _MAX_NAME = 150
 _PROFILED_CPP = re.compile(r"graph_(\d+)_(cpp_\w+)")
@@ -183,13 +190,13 @@ def wrapper_page(graph: GraphModule, source: str, pages: SourcePages) -> str:
     return (
         "\n\n".join(
             [
-                ORPHAN,
+                _WRAPPER_FRONT_MATTER,
                 f"# {graph_title(graph.graph, graph.kind)} wrapper",
                 intro,
                 _kernel_table(graph, pages),
                 _extern_calls(graph),
                 "## Source",
-                code_block(source, "python"),
+                code_block(source, "python" if len(source.encode()) <= MAX_HIGHLIGHTED_BYTES else "text"),
             ]
         )
         + "\n"

@@ -3,7 +3,9 @@
 A second build into the same source directory waits until the first one ends (its pages and HTML
 are then the second build's starting point), for at most `timeout_s`; after that it stops with a
 SiteError naming the lock and the process holding it. The kernel drops the lock when its holder
-dies, so a killed build never leaves a stale lock behind: the file itself may stay, harmlessly.
+dies, so a killed build never leaves a stale lock behind: the file itself may stay, harmlessly. A process
+forked while the lock is held (a render worker) does not keep it: its copy of the descriptor is replaced by
+/dev/null, so the lock goes with the build that took it even if a worker outlives it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,22 @@ DEFAULT_LOCK_TIMEOUT_S = 3600.0
 """How long a build waits for another build of the same site (builds of large sites take minutes)."""
 
 logger = logging.getLogger(__name__)
+_HELD: set[int] = set()
+"""Descriptors of the locks this process holds."""
+
+
+def _release_in_child() -> None:
+    """In a forked child: point the held locks' descriptors at /dev/null (their numbers stay valid)."""
+    if not _HELD:
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd in _HELD:
+        os.dup2(null, fd)
+    os.close(null)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_release_in_child)
 
 
 @contextlib.contextmanager
@@ -41,6 +59,7 @@ def build_lock(source_dir: Path, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, poll
     path = source_dir / LOCK_FILE
     with path.open("a+", encoding="utf-8") as handle:
         _acquire(handle, path, timeout_s, poll_s)
+        _HELD.add(handle.fileno())
         try:
             handle.seek(0)
             handle.truncate()
@@ -48,6 +67,7 @@ def build_lock(source_dir: Path, timeout_s: float = DEFAULT_LOCK_TIMEOUT_S, poll
             handle.flush()
             yield
         finally:
+            _HELD.discard(handle.fileno())
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
