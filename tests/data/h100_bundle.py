@@ -49,6 +49,10 @@ def make_h100_bundle(dest: Path) -> Path:
     shutil.rmtree(raw)
     data = read_manifest(dest).model_dump(mode="json")
     data["recipe"].update(name="mixnet_l", title="mixnet_l training, fp16 AMP", task="train", amp="fp16")
+    data["recipe"]["description"] = (
+        "The H100 trace and compiled modules of tests/data/h100-mixnet_l-train-amp, in the manifest of the "
+        "H200 fused_add_mul run (its environment and step times)."
+    )
     data["recipe"]["model"] = {"ref": "timm:mixnet_l", "kwargs": {}}
     data.update(name="mixnet_l", recipe_path="recipes/mixnet_l.yaml", capture_file=None, trace_file="trace.json.gz")
     data["modules"] = [m.model_dump(mode="json") for m in modules]
