@@ -89,6 +89,7 @@ from reportgen.bundle.sources import (
 )
 from reportgen.bundle.store import (
     Bundle,
+    analysis_revision,
     iter_bundles,
     load_bundle,
     read_analysis,
@@ -174,6 +175,7 @@ __all__ = [
     "Versions",
     "WrapperInfo",
     "WrapperKind",
+    "analysis_revision",
     "bundle_digest",
     "bundle_file",
     "category_color",

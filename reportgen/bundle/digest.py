@@ -41,28 +41,31 @@ def _file_sha(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _entry_sha(path: Path, status: os.stat_result) -> str:
+def _entry_sha(path: str, status: os.stat_result) -> str:
     if stat.S_ISLNK(status.st_mode):
-        return hashlib.sha256(b"link\0" + os.fsencode(path.readlink())).hexdigest()
+        return hashlib.sha256(b"link\0" + os.fsencode(os.readlink(path))).hexdigest()  # noqa: PTH115
     if stat.S_ISREG(status.st_mode):
-        return _file_sha(path)
+        return _file_sha(Path(path))
     return hashlib.sha256(f"special\0{stat.S_IFMT(status.st_mode)}".encode()).hexdigest()
 
 
-def _walk(root: Path) -> list[tuple[str, Path, os.stat_result]]:
-    """(relative path, path, lstat) of every non-directory entry under `root`; symlinked dirs not followed."""
+def _walk(root: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(relative path, path, lstat) of every non-directory entry under `root`; symlinked dirs not followed.
+
+    Plain strings, not `Path`s: a no-change check walks every entry of hundreds of bundles.
+    """
     found = []
-    pending = [root]
+    pending = [("", str(root))]
     while pending:
-        directory = pending.pop()
+        prefix, directory = pending.pop()
         with os.scandir(directory) as entries:
             for entry in entries:
                 status = entry.stat(follow_symlinks=False)
-                path = Path(entry.path)
+                relative = prefix + entry.name
                 if stat.S_ISDIR(status.st_mode):
-                    pending.append(path)
+                    pending.append((relative + "/", entry.path))
                 else:
-                    found.append((path.relative_to(root).as_posix(), path, status))
+                    found.append((relative, entry.path, status))
     return sorted(found, key=lambda item: item[0])
 
 

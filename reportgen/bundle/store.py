@@ -30,6 +30,7 @@ from reportgen.errors import BundleError
 
 __all__ = [
     "Bundle",
+    "analysis_revision",
     "iter_bundles",
     "load_bundle",
     "read_analysis",
@@ -245,6 +246,22 @@ def read_analysis(bundle_dir: Path) -> Analysis | None:
     if not os.path.lexists(bundle_dir / ANALYSIS_FILE):
         return None
     return _read_model(bundle_dir, ANALYSIS_FILE, Analysis)
+
+
+_REVISION = re.compile(rb'"revision"\s*:\s*(\d+)')
+_HEAD_BYTES = 512
+
+
+def analysis_revision(bundle_dir: Path) -> int | None:
+    """The `revision` of the bundle's analysis.json, read from the head of the file (the model writes it
+    second) without parsing the rest, which holds megabytes for a large model; None when it is not there
+    (no file, an unreadable one, or another layout: then read it whole)."""
+    try:
+        with bundle_file(bundle_dir, ANALYSIS_FILE, MAX_JSON_BYTES).open("rb") as handle:
+            match = _REVISION.search(handle.read(_HEAD_BYTES))
+    except (BundleError, OSError):
+        return None
+    return int(match.group(1)) if match else None
 
 
 def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:
