@@ -1,4 +1,4 @@
-"""Sessions: report (run + build), tests, docs, lint, bench. Thin: install, then call the CLI."""
+"""Sessions: report (run + build), tests, docs, lint, bench, site_bench. Thin: install, then call the CLI."""
 
 from __future__ import annotations
 
@@ -59,6 +59,16 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "venv", hta_env, external=True)
     session.run(f"{hta_env}/bin/python", "-m", "pip", "install", "-q", "traceinsight==0.6.1", external=True)
     session.run("python", "benchmarks/trace_analysis.py", "--hta-python", f"{hta_env}/bin/python", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def site_bench(session: nox.Session) -> None:
+    """Site build times: full, no-change, one changed, one added (benchmarks/site_build.py); not part of `tests`.
+
+    Arguments go to the script, e.g. `nox -s site_bench -- --n 500 --steps full,nochange`.
+    """
+    _install(session)
+    session.run("python", "benchmarks/site_build.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -12,6 +12,7 @@ html_theme = "furo"
 # reportgen.css: long kernel names wrap in tables; a compact reports index.
 html_static_path = [str(STATIC_DIR)]
 html_css_files = ["reportgen.css"]
+html_js_files = ["reportgen.js"]
 exclude_patterns = ["_build", ".*", "**/.*"]
 # Recipes are shown as YAML; a file Pygments cannot lex should not fail a `-W` build.
 suppress_warnings = ["misc.highlighting_failure"]

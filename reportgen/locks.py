@@ -1,7 +1,9 @@
 """Exclusive `flock` locks on files: the one mechanism behind "builds take turns" and "runs take turns".
 
 The kernel drops a lock when its holder dies, so a killed process never leaves a stale lock; the
-lock file itself may stay, harmlessly, and holds the pid of its last holder for messages.
+lock file itself may stay, harmlessly, and holds the pid of its last holder for messages. A process forked
+while a lock is held (a render worker) does not keep it: its copy of the descriptor is pointed at /dev/null,
+so the lock goes with the process that took it even if a worker outlives it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,23 @@ from pathlib import Path
 from typing import IO
 
 __all__ = ["LockTimeoutError", "hold_lock"]
+
+_HELD: set[int] = set()
+"""Descriptors of the locks this process holds."""
+
+
+def _release_in_child() -> None:
+    """In a forked child: point the held locks' descriptors at /dev/null (their numbers stay valid)."""
+    if not _HELD:
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd in _HELD:
+        os.dup2(null, fd)
+    os.close(null)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_release_in_child)
 
 
 class LockTimeoutError(Exception):
@@ -42,6 +61,7 @@ def hold_lock(
     """
     with path.open("a+", encoding="utf-8") as handle:
         _acquire(handle, timeout_s, poll_s, on_wait)
+        _HELD.add(handle.fileno())
         try:
             handle.seek(0)
             handle.truncate()
@@ -49,6 +69,7 @@ def hold_lock(
             handle.flush()
             yield
         finally:
+            _HELD.discard(handle.fileno())
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 

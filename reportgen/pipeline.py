@@ -10,8 +10,10 @@ from pathlib import Path
 from reportgen.analyze import analyze
 from reportgen.bundle import (
     ANALYSIS_FILE,
+    ANALYSIS_REVISION,
     Manifest,
     RunStatus,
+    analysis_revision,
     bundle_lock,
     iter_bundles,
     read_analysis,
@@ -79,9 +81,12 @@ def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[
 
 def _analysed(bundle: Path) -> bool:
     """Whether the bundle holds an analysis of today's revision (an unreadable one counts as done:
-    the site shows why)."""
+    the site shows why). The revision is read from the file's head: a rebuild of hundreds of bundles
+    does not parse their analyses."""
     if not (bundle / ANALYSIS_FILE).is_file():
         return False
+    if (revision := analysis_revision(bundle)) is not None:
+        return revision >= ANALYSIS_REVISION
     try:
         analysis = read_analysis(bundle)
     except ReportgenError:

@@ -54,6 +54,7 @@ from reportgen.bundle.confine import (
     MAX_TRACE_BYTES,
     bundle_file,
 )
+from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
@@ -95,6 +96,7 @@ from reportgen.bundle.sources import (
 )
 from reportgen.bundle.store import (
     Bundle,
+    analysis_revision,
     iter_bundles,
     load_bundle,
     read_analysis,
@@ -105,6 +107,7 @@ from reportgen.bundle.store import (
     read_recipe_text,
     recover_dir,
     replace_dir,
+    set_aside,
     write_analysis,
     write_analysis_error,
     write_bundle,
@@ -144,6 +147,7 @@ __all__ = [
     "AutotuneChoice",
     "AutotuneOp",
     "Bundle",
+    "BundleDigest",
     "BundleModel",
     "BusySource",
     "Capture",
@@ -184,6 +188,8 @@ __all__ = [
     "Versions",
     "WrapperInfo",
     "WrapperKind",
+    "analysis_revision",
+    "bundle_digest",
     "bundle_file",
     "bundle_lock",
     "bundle_lock_path",
@@ -202,7 +208,9 @@ __all__ = [
     "recover_dir",
     "replace_dir",
     "seed_category",
+    "set_aside",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
+    "write_if_changed",
 ]

@@ -31,6 +31,7 @@ from reportgen.errors import BundleError, ReportgenError, os_failure
 
 __all__ = [
     "Bundle",
+    "analysis_revision",
     "iter_bundles",
     "load_bundle",
     "read_analysis",
@@ -41,6 +42,7 @@ __all__ = [
     "read_recipe_text",
     "recover_dir",
     "replace_dir",
+    "set_aside",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
@@ -108,15 +110,20 @@ def recover_dir(dest: Path, keep: Keep = _drop) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
+def set_aside(dest: Path) -> Path:
+    """Rename directory `dest` to an `.old-*` sibling and return it; :func:`recover_dir` puts it back while
+    `dest` is missing."""
+    old = _sibling(dest, "old")
+    dest.rename(old)
+    return old
+
+
 def _swap_dir(src: Path, dest: Path, keep: Keep) -> None:
     """Replace directory `dest` by `src` (a sibling of it) with two renames; the previous one goes to `keep`.
 
     At every instant either `dest` or its `.old-*` sibling holds a complete previous version.
     """
-    old: Path | None = None
-    if dest.exists():
-        old = _sibling(dest, "old")
-        dest.rename(old)
+    old = set_aside(dest) if dest.exists() else None
     try:
         src.rename(dest)
     except BaseException:
@@ -268,6 +275,22 @@ def read_analysis(bundle_dir: Path) -> Analysis | None:
     if not os.path.lexists(bundle_dir / ANALYSIS_FILE):
         return None
     return _read_model(bundle_dir, ANALYSIS_FILE, Analysis)
+
+
+_REVISION = re.compile(rb'"revision"\s*:\s*(\d+)')
+_HEAD_BYTES = 512
+
+
+def analysis_revision(bundle_dir: Path) -> int | None:
+    """The `revision` of the bundle's analysis.json, read from the head of the file (the model writes it
+    second) without parsing the rest, which holds megabytes for a large model; None when it is not there
+    (no file, an unreadable one, or another layout: then read it whole)."""
+    try:
+        with bundle_file(bundle_dir, ANALYSIS_FILE, MAX_JSON_BYTES).open("rb") as handle:
+            match = _REVISION.search(handle.read(_HEAD_BYTES))
+    except (BundleError, OSError):
+        return None
+    return int(match.group(1)) if match else None
 
 
 def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:

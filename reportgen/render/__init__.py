@@ -5,15 +5,17 @@ capture.json and the manifest). Layout written under `reports_dir` (see `render.
 
     index.md              table of all reports (+ warnings for unreadable bundles)
     <bundle>/index.md     one report page, its charts, recipe copy, source pages and downloads
+    .reportgen-render.json  what the last build rendered: only bundles that changed are rendered again
 """
 
 from __future__ import annotations
 
+from reportgen.render.incremental import render_site_pages
 from reportgen.render.markup import MISSING, escape_md, list_table
 from reportgen.render.notebook import Headline, comparison_table
 from reportgen.render.pages import ChartFiles, report_page
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
-from reportgen.render.report import draw_charts, inductor_sections, leading_sections, render_site_pages
+from reportgen.render.report import draw_charts, inductor_sections, leading_sections
 
 __all__ = [
     "MISSING",

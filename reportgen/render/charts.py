@@ -6,6 +6,7 @@ be drawn from any thread of a headless process.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from reportgen.bundle import Kernel, KernelTable, Metrics, category_color
+from reportgen.bundle import Kernel, KernelTable, Metrics, category_color, write_if_changed
 from reportgen.render.kernel_names import short_kernel_name
 
 __all__ = [
@@ -35,8 +36,10 @@ def _new_figure(height_in: float) -> Figure:
 
 
 def _save(figure: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
+    """Write the figure as PNG, leaving `path` untouched when it holds the same image (see `write_if_changed`)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=_DPI, metadata={"Software": None})
+    write_if_changed(path, buffer.getvalue())
     return path
 
 

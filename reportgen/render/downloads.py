@@ -14,7 +14,6 @@ import gzip
 import io
 import logging
 import os
-import shutil
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from reportgen.bundle import (
     TRACE_FILE,
     Bundle,
     bundle_file,
+    write_if_changed,
 )
 from reportgen.credentials import redact
 from reportgen.errors import BundleError
@@ -88,9 +88,9 @@ def _module_files(bundle_dir: Path) -> list[Path]:
 
 def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Path:
     """Pack `files` (under `bundle_dir/modules`) as `modules/...` into the reproducible gzip'd tarball `dest`,
-    credentials redacted (a bundle made elsewhere may hold some)."""
+    credentials redacted (a bundle made elsewhere may hold some); written only when its bytes change."""
+    raw = io.BytesIO()
     with (
-        dest.open("wb") as raw,
         gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz,
         tarfile.open(fileobj=gz, mode="w") as tar,
     ):
@@ -99,6 +99,7 @@ def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Pa
             info = _reset_tarinfo(tarfile.TarInfo(path.relative_to(bundle_dir).as_posix()))
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
+    write_if_changed(dest, raw.getvalue())
     return dest
 
 
@@ -107,7 +108,7 @@ def _copy_in(bundle: Bundle, relative: str, dest: Path, max_bytes: int) -> bool:
     if not os.path.lexists(bundle.path / relative):
         return False
     try:
-        shutil.copyfile(bundle_file(bundle.path, relative, max_bytes), dest)
+        write_if_changed(dest, bundle_file(bundle.path, relative, max_bytes).read_bytes())
     except BundleError as exc:
         logger.warning("not published: %s", exc)
         return False
@@ -125,8 +126,8 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     """
     downloads = []
     if recipe_yaml is not None:
-        notebook = reproducer_notebook(bundle.manifest, recipe_yaml, bundle_dir=bundle.path)
-        nbformat.write(notebook, page_dir / NOTEBOOK_FILE)
+        notebook = nbformat.writes(reproducer_notebook(bundle.manifest, recipe_yaml, bundle_dir=bundle.path))
+        write_if_changed(page_dir / NOTEBOOK_FILE, (notebook if notebook.endswith("\n") else notebook + "\n").encode())
         downloads.append(
             _download(page_dir, NOTEBOOK_FILE, "a notebook that re-runs this recipe and compares the numbers")
         )

@@ -18,7 +18,7 @@ from reportgen.bundle import (
     StepAnalysis,
 )
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, SORTABLE, code_span, escape_md, list_table
 from reportgen.render.sources import SourcePages, source_link
 
 __all__ = [
@@ -197,7 +197,7 @@ def graph_kernels_section(
         parts += [
             f"### {escape_md(graph.label)}",
             f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls.",
-            list_table(header, rows),
+            list_table(header, rows, classes=SORTABLE),
         ]
     return "\n\n".join(parts)
 
@@ -244,7 +244,7 @@ def kernel_benchmarks_section(
             if capture.copy_bandwidth_gbps and peak_text.startswith("the device")
             else "."
         ),
-        list_table(["Kernel", "Graph", "ms", "GB", "GB/s", "% of peak"], rows),
+        list_table(["Kernel", "Graph", "ms", "GB", "GB/s", "% of peak"], rows, classes=SORTABLE),
     ]
     if chart:
         parts.append(figure(chart, "Achieved bandwidth of hot kernels", "Achieved GB/s against the peak."))  # type: ignore[operator]

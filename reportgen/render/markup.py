@@ -7,10 +7,15 @@ from collections.abc import Iterable, Sequence
 
 from reportgen.bundle import NOT_MEASURED
 
-__all__ = ["MISSING", "code_block", "code_span", "escape_md", "figure", "list_table", "plural"]
+__all__ = ["MISSING", "ORPHAN", "SORTABLE", "code_block", "code_span", "escape_md", "figure", "list_table", "plural"]
 
 MISSING = NOT_MEASURED
 """A table cell or value that was not measured (`reportgen.bundle.NOT_MEASURED`)."""
+
+SORTABLE = "reportgen-sortable"
+"""Class of tables the site's `reportgen.js` makes sortable and filterable (long kernel tables)."""
+ORPHAN = "---\norphan: true\n---"
+"""Front matter of a page that is in no toctree (Sphinx then does not warn about it)."""
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
 _LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")
@@ -42,8 +47,10 @@ def code_block(text: str, language: str = "text") -> str:
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
-def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "") -> str:
-    lines = [f"```{{list-table}} {title}".rstrip(), ":header-rows: 1", ""]
+def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "", classes: str = "") -> str:
+    """A `{list-table}` with one header row; `classes` go on the table (e.g. `SORTABLE`)."""
+    options = [":header-rows: 1", *([f":class: {classes}"] if classes else [])]
+    lines = [f"```{{list-table}} {title}".rstrip(), *options, ""]
     for row in [header, *rows]:
         lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
     return "\n".join([*lines, "```"])

@@ -6,13 +6,11 @@ written and can never inject MyST directives, roles or HTML.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from reportgen.bundle import (
-    Analysis,
     Bundle,
     Environment,
     InductorCache,
@@ -23,12 +21,10 @@ from reportgen.bundle import (
     TimingSummary,
 )
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_block, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, SORTABLE, code_block, code_span, escape_md, figure, list_table
 from reportgen.render.timing_text import median_text, speedup_text, timing_method
 
-__all__ = ["BrokenBundle", "ChartFiles", "index_page", "report_page"]
-
-_GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
+__all__ = ["ChartFiles", "report_page", "report_title", "speedup_text"]
 
 
 @dataclass(frozen=True)
@@ -42,18 +38,6 @@ class ChartFiles:
     timeline: str | None = None
     idle: str | None = None
     bandwidth: str | None = None
-
-
-@dataclass(frozen=True)
-class BrokenBundle:
-    """A bundle that could not be read, listed on the index as a warning.
-
-    :param name: the bundle's directory name
-    :param error: why it could not be read
-    """
-
-    name: str
-    error: str
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
@@ -173,7 +157,7 @@ def _kernels(table: KernelTable | None, max_kernels: int) -> str:
     )
     header = ["Rank", "Kernel", "Category", "Total (ms)", "Count", "Mean (µs)", "Share (%)"]
     rows = [_kernel_row(rank, k) for rank, k in enumerate(shown, start=1)]
-    return "\n\n".join([heading, intro, list_table(header, rows)])
+    return "\n\n".join([heading, intro, list_table(header, rows, classes=SORTABLE)])
 
 
 def _environment(env: Environment | None) -> str:
@@ -216,7 +200,7 @@ def _recipe(bundle: Bundle, recipe_yaml: str | None) -> str:
     )
 
 
-def _title(manifest: Manifest) -> str:
+def report_title(manifest: Manifest) -> str:
     """The recipe's title, with ` — <variant>` for a variant's run."""
     title = manifest.recipe.display_title
     return f"{title} — {manifest.variant}" if manifest.variant else title
@@ -261,7 +245,7 @@ def report_page(
     """
     recipe = bundle.manifest.recipe
     sections = [
-        f"# {escape_md(_title(bundle.manifest))}",
+        f"# {escape_md(report_title(bundle.manifest))}",
         *leading_sections,
         _description(recipe.description),
         _variant(bundle.manifest),
@@ -275,83 +259,3 @@ def report_page(
         _recipe(bundle, recipe_yaml),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
-
-
-def _date(timestamp: str) -> str:
-    """The date part of an ISO 8601 timestamp."""
-    try:
-        return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).date().isoformat()
-    except ValueError:
-        return escape_md(timestamp[:10]) or MISSING
-
-
-def _busy(analysis: Analysis | None) -> str:
-    """Headline busy % (`GraphAnalysis.headline_busy`) of the forward, backward and inference graphs, e.g.
-    `fwd 36, bwd 34`."""
-    by_kind: dict[str, list[str]] = {}
-    for graph in analysis.graphs if analysis else []:
-        short = _GRAPH_KINDS.get(graph.kind)
-        busy, _ = graph.headline_busy
-        if short is not None and busy is not None:
-            by_kind.setdefault(short, []).append(f"{busy:.0f}")
-    # No-break spaces: a narrow cell wraps between graph kinds, not inside one.
-    return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
-
-
-def _index_row(bundle: Bundle) -> list[str]:
-    manifest = bundle.manifest
-    env, metrics = manifest.environment, manifest.metrics
-    torch = env.versions.torch if env else None
-    status = manifest.status.value
-    return [
-        f"[{escape_md(_title(manifest))}](<{bundle.name}/index.md>)",
-        code_span(manifest.recipe.model.ref.replace(":", ":\u200b")),  # may wrap after the colon
-        escape_md(env.device_name) if env else manifest.recipe.device,
-        escape_md(torch) if torch else MISSING,
-        _date(manifest.started_at),
-        speedup_text(metrics),
-        _busy(bundle.analysis),
-        f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
-        status if manifest.status is RunStatus.ok else f"**{status}**",
-    ]
-
-
-def _index_table(bundles: Sequence[Bundle]) -> str:
-    header = ["Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status"]
-    table = list_table(header, [_index_row(b) for b in bundles])
-    note = (
-        "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
-        "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
-        "compile: first-call compile time."
-    )
-    return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
-
-
-def _broken_entry(broken: BrokenBundle) -> str:
-    return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
-
-
-def index_page(bundles: Sequence[Bundle], broken: Sequence[BrokenBundle] = (), speedup_chart: str | None = None) -> str:
-    """The reports index: a hidden toctree of the report pages, a summary table, a chart, and warnings.
-
-    Report pages are expected at `<bundle name>/index` relative to the index.
-
-    :param speedup_chart: the speedup chart's file name next to the index, when one was drawn
-    """
-    parts = ["# Reports"]
-    if not bundles:
-        parts.append("No reports yet.")
-    else:
-        entries = "\n".join(f"{b.name}/index" for b in bundles)
-        parts.append(f"```{{toctree}}\n:hidden:\n\n{entries}\n```")
-        parts.append(_index_table(bundles))
-    if speedup_chart:
-        parts.append(
-            figure(
-                speedup_chart,
-                "Speedup of torch.compile per run",
-                "Right of the dashed line (1×), the compiled model is faster than eager.",
-            )
-        )
-    parts.extend(_broken_entry(b) for b in broken)
-    return "\n\n".join(parts) + "\n"

@@ -1,10 +1,10 @@
-"""Bundles → a tree of MyST pages and chart images, ready for Sphinx.
+"""One bundle → its report page, chart images, source pages and downloads, ready for Sphinx.
 
-Layout written under `reports_dir`::
+Layout written under `reports_dir` (`render.incremental` decides which bundles to render)::
 
     index.md              table of all reports (+ warnings for unreadable bundles)
-    <bundle>/index.md     one report page
-    <bundle>/*.png        its charts
+    <bundle>/index.md     one report page (an orphan: reached from the index table, in no toctree)
+    <bundle>/<bundle>-*.png  its charts
     <bundle>/recipe.yaml  copy of the bundle's recipe file
     <bundle>/modules/     one page per compiled wrapper (render.sources)
     <bundle>/kernels/     source pages of the kernels that took most time
@@ -13,8 +13,10 @@ Layout written under `reports_dir`::
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.bundle import (
@@ -23,13 +25,12 @@ from reportgen.bundle import (
     Capture,
     GraphModule,
     RunStatus,
-    iter_bundles,
     load_bundle,
     read_log_tail,
     read_recipe_text,
-    replace_dir,
+    write_if_changed,
 )
-from reportgen.errors import BundleError, SiteError
+from reportgen.errors import BundleError
 from reportgen.formats import kernel_source, read_module
 from reportgen.render.autotune import autotune_section
 from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
@@ -37,8 +38,9 @@ from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
-from reportgen.render.markup import figure
-from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
+from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
+from reportgen.render.markup import ORPHAN, figure
+from reportgen.render.pages import ChartFiles, report_page
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.sources import (
     SourcePages,
@@ -51,7 +53,16 @@ from reportgen.render.sources import (
 )
 from reportgen.render.variants import variants_section
 
-__all__ = ["draw_charts", "inductor_sections", "leading_sections", "render_site_pages"]
+__all__ = [
+    "SPEEDUPS_PNG",
+    "RenderedReport",
+    "draw_charts",
+    "draw_speedups",
+    "inductor_sections",
+    "leading_sections",
+    "remove_stale",
+    "render_report",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,29 +76,35 @@ BANDWIDTH_PNG = "bandwidth.png"
 SPEEDUPS_PNG = "speedups.png"
 
 
-def draw_charts(bundle: Bundle, page_dir: Path) -> ChartFiles:
-    """Draw the charts the bundle has data for into `page_dir`."""
+def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
+    """Draw the charts the bundle has data for into `page_dir`.
+
+    :param prefix: put before each file name; the site uses `<bundle>-`, since Sphinx copies every image into
+        one folder and numbers equal names in the order it reads pages (which `-j` makes vary)
+    """
+
+    def path(name: str) -> Path:
+        return page_dir / f"{prefix}{name}"
+
     metrics = bundle.manifest.metrics
     step_times = None
     if metrics.eager is not None or metrics.compiled is not None:
-        step_times = step_time_chart(metrics, page_dir / STEP_TIMES_PNG).name
+        step_times = step_time_chart(metrics, path(STEP_TIMES_PNG)).name
     analysis = bundle.analysis
     if analysis is None or not analysis.kernels.kernels:
         return ChartFiles(step_times=step_times)
     graphs = [g for g in analysis.graphs if g.kernels]
     wall = max((s.wall_us for s in analysis.steps), default=0.0)
     benchmarks = bundle.capture.kernel_benchmarks if bundle.capture else []
-    peak = analysis.peak
+    peak = analysis.peak.gbps if analysis.peak else None
     return ChartFiles(
-        top_kernels=top_kernels_chart(analysis.kernels, page_dir / TOP_KERNELS_PNG).name,
-        categories=category_chart(analysis.kernels, page_dir / CATEGORIES_PNG).name,
+        top_kernels=top_kernels_chart(analysis.kernels, path(TOP_KERNELS_PNG)).name,
+        categories=category_chart(analysis.kernels, path(CATEGORIES_PNG)).name,
         step_times=step_times,
-        graph_categories=graph_categories_chart(graphs, page_dir / GRAPHS_PNG).name if graphs else None,
-        timeline=timeline_chart(analysis.timeline, wall, page_dir / TIMELINE_PNG).name if analysis.timeline else None,
-        idle=idle_histogram_chart(analysis.idle, page_dir / IDLE_PNG).name if analysis.idle else None,
-        bandwidth=bandwidth_chart(benchmarks, peak.gbps if peak else None, page_dir / BANDWIDTH_PNG).name
-        if benchmarks
-        else None,
+        graph_categories=graph_categories_chart(graphs, path(GRAPHS_PNG)).name if graphs else None,
+        timeline=timeline_chart(analysis.timeline, wall, path(TIMELINE_PNG)).name if analysis.timeline else None,
+        idle=idle_histogram_chart(analysis.idle, path(IDLE_PNG)).name if analysis.idle else None,
+        bandwidth=bandwidth_chart(benchmarks, peak, path(BANDWIDTH_PNG)).name if benchmarks else None,
     )
 
 
@@ -114,27 +131,27 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
     ]
 
 
-def _write_page(page_dir: Path, docname: str, text: str) -> None:
-    path = page_dir / f"{docname}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def _write_page(page_dir: Path, docname: str, text: str) -> str:
+    """Write page `docname` under `page_dir` unless it holds that text; returns its file name relative to `page_dir`."""
+    write_if_changed(page_dir / f"{docname}.md", text.encode())
+    return f"{docname}.md"
 
 
-def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
-    """Write the wrapper and kernel source pages of `bundle` under `page_dir`."""
+def _render_sources(bundle: Bundle, page_dir: Path) -> tuple[SourcePages, list[str]]:
+    """Write the wrapper and kernel source pages of `bundle` under `page_dir`; the pages and their files."""
     index = bundle.analysis.sources if bundle.analysis else None
     if index is None:
-        return SourcePages(bundle_name=bundle.name, wrappers=(), kernels=frozenset())
+        return SourcePages(bundle_name=bundle.name, wrappers=(), kernels=frozenset()), []
     wrappers = {g.graph: text for g in index.graphs if (text := read_module(bundle.path, g.wrapper_path)) is not None}
     graphs: dict[int, GraphModule] = {g.graph: g for g in index.graphs if g.graph in wrappers}
     ranked = [k.name for k in bundle.analysis.kernels.kernels] if bundle.analysis else None
     written: set[tuple[int, str]] = set()
+    files = []
     for kernel in select_kernels(index, ranked):
         if kernel.graph not in graphs or (source := kernel_source(bundle.path, kernel, wrappers[kernel.graph])) is None:
             continue
-        _write_page(
-            page_dir, kernel_docname(kernel.graph, kernel.name), kernel_page(kernel, graphs[kernel.graph], source)
-        )
+        page = kernel_page(kernel, graphs[kernel.graph], source)
+        files.append(_write_page(page_dir, kernel_docname(kernel.graph, kernel.name), page))
         written.add((kernel.graph, kernel.name))
     pages = SourcePages(
         bundle_name=bundle.name,
@@ -142,22 +159,23 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> SourcePages:
         kernels=frozenset(written),
     )
     for graph in graphs.values():
-        _write_page(page_dir, wrapper_docname(graph), wrapper_page(graph, wrappers[graph.graph], pages))
-    return pages
+        files.append(_write_page(page_dir, wrapper_docname(graph), wrapper_page(graph, wrappers[graph.graph], pages)))
+    return pages, files
 
 
-def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = ()) -> Path:
-    """Write one report page, its charts, its recipe copy and its downloads into `page_dir`."""
-    page_dir.mkdir(parents=True)
+def _write_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle]) -> set[str]:
+    """Write one report page, its charts, its recipe copy, its source pages and its downloads into `page_dir`,
+    leaving files that already hold the right bytes alone; returns their names relative to `page_dir`."""
+    page_dir.mkdir(parents=True, exist_ok=True)
     bundle = redacted_bundle(bundle)
     recipe_yaml = redacted(read_recipe_text(bundle.path))
     if recipe_yaml is not None:
-        (page_dir / RECIPE_FILE).write_text(recipe_yaml, encoding="utf-8")
+        write_if_changed(page_dir / RECIPE_FILE, recipe_yaml.encode())
     log_tail = None
     if bundle.manifest.status is not RunStatus.ok:
         log_tail = redacted(read_log_tail(bundle.path, bundle.manifest.log_file))
-    sources = _render_sources(bundle, page_dir)
-    charts = draw_charts(bundle, page_dir)
+    sources, files = _render_sources(bundle, page_dir)
+    charts = draw_charts(bundle, page_dir, prefix=f"{bundle.name}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
     page = report_page(
         bundle,
@@ -170,53 +188,61 @@ def _render_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle] = 
     )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
-    index = page_dir / "index.md"
-    index.write_text(page, encoding="utf-8")
-    return index
+    files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))
+    files.extend(name for name in dataclasses.astuple(charts) if name is not None)
+    files.extend(d.file for d in downloads)
+    return set(files)
 
 
-def _draw_speedups(bundles: Sequence[Bundle], out_dir: Path) -> str | None:
-    """The index's speedup chart, when at least one ok run has a speedup."""
-    speedups = [
-        (b.name, speedup)
-        for b in bundles
-        if b.manifest.status is RunStatus.ok and (speedup := b.manifest.metrics.speedup) is not None
-    ]
-    return speedup_chart(speedups, out_dir / SPEEDUPS_PNG).name if speedups else None
+@dataclass(frozen=True)
+class RenderedReport:
+    """A bundle rendered into its page directory.
 
-
-def _render_all(results_dir: Path, out_dir: Path) -> list[Path]:
-    """Render every bundle and the index into the empty directory `out_dir`.
-
-    :returns: the pages written, relative to `out_dir`
+    :param entry: its row on the reports index
+    :param files: every file of its page directory, relative to it (anything else there was removed)
     """
-    bundles: list[Bundle] = []
-    broken: list[BrokenBundle] = []
-    for bundle_dir in iter_bundles(results_dir):
+
+    entry: IndexEntry
+    files: tuple[str, ...]
+
+
+def _load_siblings(bundle: Bundle, sibling_dirs: Sequence[Path]) -> list[Bundle]:
+    siblings = []
+    for path in sibling_dirs:
         try:
-            bundles.append(load_bundle(bundle_dir))
-        except BundleError as exc:
-            logger.warning("skipping unreadable bundle %s", exc)
-            broken.append(BrokenBundle(name=bundle_dir.name, error=str(exc)))
-    variants: dict[str, list[Bundle]] = {}
-    for bundle in bundles:
-        if bundle.manifest.variant is not None:
-            variants.setdefault(bundle.manifest.recipe.name, []).append(bundle)
-    pages = []
-    for bundle in bundles:
-        siblings = variants.get(bundle.manifest.recipe.name, []) if bundle.manifest.variant else []
-        pages.append(_render_report(bundle, out_dir / bundle.name, siblings).relative_to(out_dir))
-    chart = _draw_speedups(bundles, out_dir)
-    (out_dir / "index.md").write_text(index_page(bundles, broken, chart), encoding="utf-8")
-    return [Path("index.md"), *pages]
+            siblings.append(bundle if path == bundle.path else load_bundle(path))
+        except BundleError:
+            continue  # the index says why; the variants table leaves it out
+    return siblings
 
 
-def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
-    """Render all bundles of `results_dir` into `reports_dir`, replacing it atomically.
+def render_report(bundle_dir: Path, sibling_dirs: Sequence[Path], page_dir: Path) -> RenderedReport | BrokenBundle:
+    """Render one bundle into `page_dir` (in place: unchanged files keep their mtime; stale ones go).
 
-    An unreadable bundle becomes a warning on the index and does not stop the others.
-
-    :returns: the Markdown pages written (the index first), at their final paths
+    :param sibling_dirs: the bundles of the other variants of its recipe (with its own), for the variants table
+    :returns: what the index shows of it, or why it could not be read
     """
-    pages = replace_dir(reports_dir, lambda out_dir: _render_all(results_dir, out_dir), SiteError, "the report pages")
-    return [reports_dir / page for page in pages]
+    try:
+        bundle = load_bundle(bundle_dir)
+    except BundleError as exc:
+        logger.warning("skipping unreadable bundle %s", exc)
+        return BrokenBundle(name=bundle_dir.name, error=str(exc))
+    files = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs))
+    remove_stale(page_dir, files)
+    return RenderedReport(entry=index_entry(bundle), files=tuple(sorted(files)))
+
+
+def remove_stale(root: Path, keep: set[str]) -> None:
+    """Remove every file under `root` whose relative path is not in `keep`, then the folders left empty."""
+    for path in sorted(root.rglob("*"), reverse=True):
+        relative = path.relative_to(root).as_posix()
+        if path.is_dir() and not path.is_symlink():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif relative not in keep:
+            path.unlink()
+
+
+def draw_speedups(speedups: Sequence[tuple[str, float]], out_dir: Path) -> str | None:
+    """The index's speedup chart, when at least one ok run has a speedup."""
+    return speedup_chart(speedups, out_dir / SPEEDUPS_PNG).name if speedups else None

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleIndex
-from reportgen.render.markup import MISSING, code_block, code_span, plural
+from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_block, code_span, list_table, plural
 
 __all__ = [
     "KERNELS_DIR",
+    "MAX_HIGHLIGHTED_BYTES",
     "MAX_KERNEL_PAGES",
     "MODULES_DIR",
     "SourcePages",
@@ -37,7 +38,12 @@ __all__ = [
 MODULES_DIR = "modules"
 KERNELS_DIR = "kernels"
 MAX_KERNEL_PAGES = 40
-_ORPHAN = "---\norphan: true\n---"
+MAX_HIGHLIGHTED_BYTES = 200_000
+"""Wrapper sources longer than this are shown as plain text: Pygments takes seconds on the megabytes of a
+large model's wrapper (its kernels' sources are inline), for every build that writes the page."""
+_WRAPPER_FRONT_MATTER = "---\norphan: true\nnosearch: true\n---"
+"""Wrapper pages are in no toctree and not in the search index (megabytes of source, whose kernel names the
+report and kernel pages already hold)."""
 _SAFE_NAME = re.compile(r"\w+")
 _MAX_NAME = 150
 _PROFILED_CPP = re.compile(r"graph_(\d+)_(cpp_\w+)")
@@ -144,13 +150,6 @@ def _ops(items: Sequence[str]) -> str:
     return ", ".join(code_span(item) for item in items) if items else MISSING
 
 
-def _list_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["```{list-table}", ":header-rows: 1", ""]
-    for row in [header, *rows]:
-        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
-    return "\n".join([*lines, "```"])
-
-
 def _kernel_cell(graph: int, kernel: KernelSource, pages: SourcePages, prefix: str) -> str:
     docname = pages.kernel_docname(graph, kernel.name)
     return code_span(kernel.name) if docname is None else _doc_link(kernel.name, prefix + docname)
@@ -162,7 +161,9 @@ def _kernel_table(graph: GraphModule, pages: SourcePages) -> str:
         return "## Kernels\n\nThe wrapper defines no kernels."
     rows = [[str(k.line), _kernel_cell(graph.graph, k, pages, "../"), k.backend, _ops(k.aten_ops)] for k in kernels]
     intro = f"{plural(len(kernels), 'kernel')}, in definition order; linked ones have a page of their own."
-    return "\n\n".join(["## Kernels", intro, _list_table(["Line", "Kernel", "Backend", "ATen ops"], rows)])
+    return "\n\n".join(
+        ["## Kernels", intro, list_table(["Line", "Kernel", "Backend", "ATen ops"], rows, classes=SORTABLE)]
+    )
 
 
 def _extern_calls(graph: GraphModule) -> str:
@@ -189,13 +190,13 @@ def wrapper_page(graph: GraphModule, source: str, pages: SourcePages) -> str:
     return (
         "\n\n".join(
             [
-                _ORPHAN,
+                _WRAPPER_FRONT_MATTER,
                 f"# {graph_title(graph.graph, graph.kind)} wrapper",
                 intro,
                 _kernel_table(graph, pages),
                 _extern_calls(graph),
                 "## Source",
-                code_block(source, "python"),
+                code_block(source, "python" if len(source.encode()) <= MAX_HIGHLIGHTED_BYTES else "text"),
             ]
         )
         + "\n"
@@ -224,7 +225,7 @@ def kernel_page(kernel: IndexedKernel, graph: GraphModule, source: str) -> str:
     return (
         "\n\n".join(
             [
-                _ORPHAN,
+                ORPHAN,
                 f"# {code_span(info.name)}",
                 "{doc}`Back to the report <../index>`",
                 "\n".join(f"- **{key}:** {value}" for key, value in items),

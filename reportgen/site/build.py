@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
-from reportgen.bundle import replace_dir
 from reportgen.errors import SiteError, os_failure
+from reportgen.site.stamp import BuildStamp, clear_stamp, prune_removed, read_stamp, write_stamp
+from reportgen.site.trees import listing, other_tree, publish, published_tree, sync_tree, tree_dirs
 
 __all__ = ["REPORTS_DIR", "STATIC_DIR", "build_html", "default_html_dir", "ensure_project", "run_sphinx"]
 
 REPORTS_DIR = "reports"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-"""The site's CSS (`reportgen.css`) and icon, for `html_static_path` of the site's and the docs' conf.py."""
+"""The site's CSS (`reportgen.css`), JS (`reportgen.js`) and icon, for `html_static_path` of the site's and the
+docs' conf.py."""
 _TEMPLATE_FILES = ("conf.py", "index.md")
+_PACKAGE = Path(__file__).resolve().parents[1]
+_DIST_SUFFIXES = frozenset({".dist-info", ".egg-info", ".egg-link", ".pth"})
 _TAIL_LINES = 30
 
 
@@ -38,21 +43,9 @@ def ensure_project(source_dir: Path) -> None:
         raise os_failure(exc, SiteError, "write the Sphinx project", source_dir) from exc
 
 
-def run_sphinx(source_dir: Path, html_dir: Path) -> None:
-    """Run `sphinx-build -W --keep-going -n -b html`; SiteError with its output's tail on failure."""
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "--no-color",
-        "-W",
-        "--keep-going",
-        "-n",
-        "-b",
-        "html",
-        str(source_dir),
-        str(html_dir),
-    ]
+def run_sphinx(source_dir: Path, html_dir: Path, jobs: str = "auto") -> None:
+    """Run `sphinx-build -W --keep-going -n -j JOBS -b html`; SiteError with its output's tail on failure."""
+    command = [*_sphinx_command(jobs), str(source_dir), str(html_dir)]
     try:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     except OSError as exc:
@@ -66,21 +59,65 @@ def run_sphinx(source_dir: Path, html_dir: Path) -> None:
         )
 
 
+def _sphinx_command(jobs: str) -> list[str]:
+    return [sys.executable, "-m", "sphinx", "--no-color", "-W", "--keep-going", "-n", "-j", jobs, "-b", "html"]
+
+
 def default_html_dir(source_dir: Path) -> Path:
     """Where the HTML of `source_dir` goes unless told otherwise: `source_dir/_build/html`."""
     return source_dir / "_build" / "html"
 
 
 def build_html(source_dir: Path, html_dir: Path) -> None:
-    """Build into a copy of the previous HTML (Sphinx stays incremental), then swap it in whole.
+    """Build the HTML of `source_dir` and publish it at `html_dir` (a link to one of two trees, see
+    `site.trees`): nothing to do when no input changed since the published build; else the other tree is
+    brought up to date with the published one, built incrementally with `sphinx-build -j auto`, cleared of
+    the pages of removed documents, and published in one rename.
 
-    A build killed or failing at any point leaves the previous site as it was. Callers hold
+    A build killed or failing at any point leaves the previous site as it was; a failure of the OS (disk full,
+    permission denied, a file where a directory should be) is one SiteError naming the path. Callers hold
     `build_lock(source_dir)`.
     """
+    try:
+        _build_html(source_dir, html_dir)
+    except OSError as exc:
+        raise os_failure(exc, SiteError, f"write the HTML site {html_dir.name!r}", html_dir) from exc
 
-    def build(tmp: Path) -> None:
-        if html_dir.is_dir():
-            shutil.copytree(html_dir, tmp, symlinks=True, dirs_exist_ok=True)
-        run_sphinx(source_dir, tmp)
 
-    replace_dir(html_dir, build, SiteError, "the HTML site")
+def _build_html(source_dir: Path, html_dir: Path) -> None:
+    current = published_tree(html_dir)
+    sources = listing(source_dir, frozenset([source_dir / "_build", html_dir, *tree_dirs(html_dir)]))
+    stamp = BuildStamp(inputs=_inputs(), sources={k: v for k, v in sources.items() if not _hidden(k)})
+    previous = read_stamp(current) if current is not None else None
+    if previous == stamp:
+        return
+    tree = other_tree(html_dir, current)
+    if current is None:
+        shutil.rmtree(tree, ignore_errors=True)
+    else:
+        sync_tree(current, tree)
+    clear_stamp(tree)
+    run_sphinx(source_dir, tree)
+    prune_removed(tree, previous.sources if previous else {}, stamp.sources)
+    write_stamp(tree, stamp)
+    publish(html_dir, tree)
+
+
+def _hidden(relative: str) -> bool:
+    """Sphinx's `exclude_patterns` of a reportgen site leave out dot names (the render record, the lock)."""
+    return any(part.startswith(".") for part in relative.split("/"))
+
+
+def _inputs() -> str:
+    """What else a build depends on: Python, the Sphinx command, the installed distributions (Sphinx, its
+    theme and extensions) and reportgen's own files (its CSS, JS and directives)."""
+    digest = hashlib.sha256(f"{sys.version}\0{_sphinx_command('auto')}\0".encode())
+    for entry in sys.path:
+        path = Path(entry or ".")
+        if path.is_dir():
+            digest.update("\0".join(sorted(p.name for p in path.iterdir() if p.suffix in _DIST_SUFFIXES)).encode())
+    for relative, (size, mtime_ns) in sorted(listing(_PACKAGE).items()):
+        if "__pycache__" in relative:
+            continue
+        digest.update(f"{relative}\0{size}\0{mtime_ns}\0".encode())
+    return digest.hexdigest()

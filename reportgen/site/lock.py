@@ -3,7 +3,8 @@
 A second build into the same source directory waits until the first one ends (its pages and HTML
 are then the second build's starting point), for at most `timeout_s`; after that it stops with a
 SiteError naming the lock and the process holding it. The kernel drops the lock when its holder
-dies, so a killed build never leaves a stale lock behind: the file itself may stay, harmlessly.
+dies, so a killed build never leaves a stale lock behind: the file itself may stay, harmlessly. A process
+forked while the lock is held (a render worker) does not keep it (`reportgen.locks`).
 """
 
 from __future__ import annotations

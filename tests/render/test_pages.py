@@ -1,4 +1,4 @@
-"""Tests of reportgen.render.pages (page text) and render_site_pages (the page tree)."""
+"""Tests of reportgen.render.pages (page text)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import Bundle, Interval, RunStatus, TimingSummary, load_bundle
-from reportgen.render import render_site_pages
 from reportgen.render.markup import code_block, code_span, escape_md
-from reportgen.render.pages import BrokenBundle, ChartFiles, index_page, report_page
+from reportgen.render.pages import ChartFiles, report_page
 
 MakeBundle = Callable[..., Path]
 CHARTS = ChartFiles(top_kernels="top.png", categories="cat.png", step_times="steps.png")
@@ -78,71 +77,6 @@ def test_report_page_failed(tmp_path: Path, make_bundle: MakeBundle) -> None:
     assert "- **Speedup:** —" in page
     assert "No kernel table" in page
     assert "The recipe file is missing" in page
-
-
-def test_index_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
-    bundles = [
-        load_bundle(make_bundle(tmp_path, "a-ok", title=EVIL_TITLE)),
-        load_bundle(make_bundle(tmp_path, "b-failed", status=RunStatus.failed)),
-    ]
-    page = index_page(bundles, [BrokenBundle("c-bad", "manifest.json: invalid <JSON>")])
-    assert "```{toctree}\n:hidden:\n\na-ok/index\nb-failed/index\n```" in page
-    assert "````{container} reportgen-index\n```{list-table}\n:header-rows: 1\n" in page
-    title = escape_md(EVIL_TITLE)
-    ok_row = (
-        f"* - [{title}](<a-ok/index.md>)\n  - `timm:\u200bmixnet_l`\n  - NVIDIA H100 80GB HBM3\n  - 2\\.11.0\\+cu130"
-    )
-    assert ok_row + "\n  - 2025-01-01\n  - 1.50×\n  - —\n  - 160.0 s\n  - ok\n" in page
-    assert "  - 2025-01-01\n  - —\n  - —\n  - —\n  - **failed**\n```\n````" in page
-    assert "speedups.png" not in page
-    assert "<script>" not in page
-    assert "```{warning}\nBundle `c-bad` could not be read: manifest.json\\: invalid \\<JSON\\>\n```" in page
-
-
-def test_index_page_empty() -> None:
-    assert index_page([]) == "# Reports\n\nNo reports yet.\n"
-
-
-def test_index_page_busy_date_and_chart(tmp_path: Path) -> None:
-    bundle = load_bundle(GPU_BUNDLE)
-    page = index_page([bundle], speedup_chart="speedups.png")
-    assert "  - 2026-11-22\n  - 0.94×\n  - infer\u00a075\n  - 3.5 s\n  - ok\n" in page
-    assert "```{figure} speedups.png\n:alt: Speedup of torch.compile per run\n" in page
-
-
-def test_render_site_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
-    results, reports = tmp_path / "results", tmp_path / "site" / "reports"
-    make_bundle(results, "ok-run")
-    make_bundle(results, "failed-run", status=RunStatus.failed)
-    (results / "corrupt").mkdir()
-    (results / "corrupt" / "manifest.json").write_text("{not json")
-    pages = render_site_pages(results, reports)
-    assert pages == [reports / "index.md", reports / "failed-run" / "index.md", reports / "ok-run" / "index.md"]
-    assert sorted(p.name for p in (reports / "ok-run").iterdir()) == [
-        "categories.png",
-        "index.md",
-        "manifest.json",
-        "recipe.yaml",
-        "reproduce.ipynb",
-        "step_times.png",
-        "top_kernels.png",
-    ]
-    failed_files = sorted(p.name for p in (reports / "failed-run").iterdir())
-    assert failed_files == ["index.md", "manifest.json", "recipe.yaml", "reproduce.ipynb"]
-    assert "log line 99" in (reports / "failed-run" / "index.md").read_text()
-    index = (reports / "index.md").read_text()
-    assert "Bundle `corrupt` could not be read" in index
-    assert sorted(p.name for p in reports.parent.iterdir()) == ["reports"]
-
-
-def test_render_site_pages_without_bundles_replaces_old_tree(tmp_path: Path, make_bundle: MakeBundle) -> None:
-    results, reports = tmp_path / "results", tmp_path / "reports"
-    make_bundle(results, "gone")
-    render_site_pages(results, reports)
-    assert (reports / "gone" / "index.md").exists()
-    render_site_pages(tmp_path / "empty", reports)
-    assert (reports / "index.md").read_text() == "# Reports\n\nNo reports yet.\n"
-    assert not (reports / "gone").exists()
 
 
 def test_report_page_gives_the_variants_own_description(tmp_path: Path, make_bundle: MakeBundle) -> None:

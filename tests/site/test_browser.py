@@ -1,7 +1,7 @@
 """The built site in a real browser: Debian's chromium, headless, driven by Playwright.
 
-A CPU bundle is made by a real `reportgen run`; a small H200 bundle comes from tests/data/bundles. The site
-is served on 127.0.0.1 and each page is checked for images that did not load, console errors and internal
+A CPU bundle is made by a real `reportgen run`; a small H200 bundle comes from tests/data/bundles, and an H100
+mixnet_l bundle with wide and long kernel tables from tests/data/h100_bundle.py. The site is served on 127.0.0.1 and each page is checked for images that did not load, console errors and internal
 links that do not answer 200. Full-page screenshots go to `$REPORTGEN_ARTIFACTS` (default tests/artifacts/).
 
 CI installs chromium (`.ci/run`); without it these tests fail, they are never skipped.
@@ -22,6 +22,7 @@ import pytest
 
 from reportgen.pipeline import build as build_site
 from reportgen.site.serve import make_server
+from tests.data.h100_bundle import make_h100_bundle
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Request
@@ -40,7 +41,14 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PAGES = ["reports/index.html", "reports/addmul/index.html", "reports/h200-fused_add_mul/index.html"]
+PAGES = [
+    "reports/index.html",
+    "reports/addmul/index.html",
+    "reports/h200-fused_add_mul/index.html",
+    "reports/h100-mixnet_l/index.html",
+]
+WIDE = PAGES[3]
+"""A report whose kernel tables are wider than furo's text column and hundreds of rows long (its wrappers)."""
 _IMAGES_JS = (
     "[...document.images].map(i => ({src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0, alt: i.alt}))"
 )
@@ -65,6 +73,7 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc = subprocess.run(run, cwd=work, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     shutil.copytree(TESTS / "data" / "bundles" / "fused_add_mul", work / "results" / "h200-fused_add_mul")
+    make_h100_bundle(work / "results" / "h100-mixnet_l")
     html = build_site(work / "results", work / "site")
     server = make_server(html, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -96,9 +105,9 @@ def _failed(request: Request, problems: list[str]) -> None:
         problems.append(f"failed: {request.url} ({request.failure})")
 
 
-def _open(browser: Browser, url: str) -> tuple[Page, list[str]]:
-    """The page at `url` in a 1280-wide window, and the console errors, page errors and failed loads it had."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def _open(browser: Browser, url: str, width: int = 1280) -> tuple[Page, list[str]]:
+    """The page at `url` in a window `width` wide, and the console errors, page errors and failed loads it had."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
     problems: list[str] = []
     page.on("console", lambda message: problems.append(f"console: {message.text}") if message.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -134,18 +143,87 @@ def test_page_loads_with_images_links_and_no_errors(browser: Browser, site_url: 
         page.close()
 
 
-def test_index_table_fits_and_reports_link_to_each_other(browser: Browser, site_url: str) -> None:
+def test_index_table_fits_and_links_every_report(browser: Browser, site_url: str) -> None:
+    """Report pages are in no toctree (adding one changes no other page): the index table is the way to them."""
     page, problems = _open(browser, site_url + PAGES[0])
     try:
         assert page.evaluate(_INDEX_OVERFLOW_JS) == [0], "the index table is wider than the page"
         for selector, path in [
             ("text=A * B + C <tiny>", PAGES[1]),
-            ("a.next-page", PAGES[2]),  # furo's previous/next links follow the toctree of the reports index
-            ("a.prev-page", PAGES[1]),
+            ("text=Fused A * B + C", PAGES[2]),
+            ("text=mixnet_l training, fp16 AMP", PAGES[3]),
         ]:
+            page.goto(site_url + PAGES[0])
             page.click(selector)
             page.wait_for_load_state("networkidle")
             assert page.url == site_url + path
+        assert problems == []
+    finally:
+        page.close()
+
+
+_PAGE_OVERFLOW_JS = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+_SORTABLE_JS = "[...document.querySelectorAll('table.reportgen-sortable')].map(t => t.offsetWidth)"
+
+
+ALL_KERNELS = "section#all-kernels"
+
+
+def _kernels(page: Page) -> list[str]:
+    """The kernel names of the report's "All kernels" table, rows shown, in order."""
+    names: list[str] = page.evaluate(
+        f"[...document.querySelector('{ALL_KERNELS} table.reportgen-sortable').tBodies[0].rows]"
+        ".filter(r => !r.hidden).map(r => r.cells[1].textContent.trim())"
+    )
+    return names
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_a_wide_kernel_table_does_not_scroll_the_page(browser: Browser, site_url: str, width: int) -> None:
+    page, problems = _open(browser, site_url + WIDE, width=width)
+    try:
+        widths: list[int] = page.evaluate(_SORTABLE_JS)
+        assert len(widths) >= 3, "the report has no sortable kernel tables"
+        assert page.evaluate(_PAGE_OVERFLOW_JS) == 0, "the page scrolls sideways"
+        content: int = page.evaluate("document.querySelector('article').clientWidth")
+        if width == 1280:
+            assert content > 46 * 16, "a report page should use more than furo's 46em text column"
+        page.screenshot(path=str(_artifacts() / f"wide-{width}.png"), full_page=False)
+        assert problems == []
+    finally:
+        page.close()
+
+
+def _column(page: Page, index: int) -> list[str]:
+    cells: list[str] = page.evaluate(
+        f"[...document.querySelector('{ALL_KERNELS} table.reportgen-sortable').tBodies[0].rows]"
+        f".filter(r => !r.hidden).map(r => r.cells[{index}].textContent.trim())"
+    )
+    return cells
+
+
+def test_kernel_tables_sort_and_filter_in_the_browser(browser: Browser, site_url: str) -> None:
+    page, problems = _open(browser, site_url + WIDE)
+    try:
+        shown = _kernels(page)
+        assert len(shown) == 50  # the 50 longest kernels, longest first
+
+        def click(label: str) -> None:
+            page.locator(f"{ALL_KERNELS} table.reportgen-sortable th button", has_text=label).click()
+
+        click("Total (ms)")  # numbers sort as numbers, ascending first
+        totals = [float(cell) for cell in _column(page, 3)]
+        assert totals == sorted(totals) and _kernels(page) != shown
+        click("Kernel")
+        by_name = _kernels(page)
+        assert sorted(by_name) == sorted(shown)
+        assert page.evaluate("names => names.every((n, i) => i === 0 || names[i - 1].localeCompare(n) <= 0)", by_name)
+        click("Kernel")
+        assert _kernels(page) == by_name[::-1]
+        page.locator(f"{ALL_KERNELS} input.reportgen-filter").fill("triton_poi")
+        filtered = _kernels(page)
+        assert 0 < len(filtered) < len(shown)
+        assert filtered == [name for name in by_name[::-1] if "triton_poi" in name]
         assert problems == []
     finally:
         page.close()

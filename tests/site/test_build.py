@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,3 +58,73 @@ def test_build_site_failure_raises_site_error(tmp_path: Path) -> None:
         build_site(tmp_path / "results", source)
     assert info.value.message.startswith("sphinx-build failed with exit code 1:")
     assert "missing-page" in info.value.message
+
+
+# --- incremental builds ----------------------------------------------------------------------------
+
+GPU_BUNDLE = Path(__file__).resolve().parents[1] / "data" / "bundles" / "fused_add_mul"
+NOT_SITE = (".doctrees/", ".reportgen-build.json")
+"""What a file-for-file comparison of two builds leaves out: Sphinx's pickled environment and doctrees (its
+cache: they hold build times and absolute paths) and reportgen's stamp (the sources' mtimes)."""
+
+
+def _site(html: Path) -> dict[str, bytes]:
+    root = html.resolve()
+    files = (p for p in sorted(root.rglob("*")) if p.is_file())
+    return {rel: p.read_bytes() for p in files if not (rel := p.relative_to(root).as_posix()).startswith(NOT_SITE)}
+
+
+def _mtimes(html: Path) -> dict[str, int]:
+    root = html.resolve()
+    return {p.relative_to(root).as_posix(): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def test_an_incremental_build_equals_a_clean_build(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """Change one bundle, add one, remove one: the rebuilt site equals a site built from scratch, file for file."""
+    results = tmp_path / "results"
+    for name in ("alpha", "beta", "gamma"):
+        make_bundle(results, name, title=f"{name} before")
+    shutil.copytree(GPU_BUNDLE, results / "h200-fused_add_mul")
+    html = build_site(results, tmp_path / "site")
+    first = html.resolve()
+    make_bundle(results, "beta", title="beta after", kernels=[("triton_poi_fused_new_0", "triton_pointwise", 10.0, 1)])
+    make_bundle(results, "delta", title="delta added")
+    shutil.rmtree(results / "gamma")
+    assert build_site(results, tmp_path / "site") == html
+    assert html.is_symlink() and html.resolve() != first  # published by switching the link to the other tree
+    clean = build_site(results, tmp_path / "clean")
+    site = _site(html)
+    assert site == _site(clean)
+    assert not any(name.startswith(("reports/gamma/", "_sources/reports/gamma/")) for name in site)
+    assert not any("gamma" in name for name in site if name.startswith(("_images/", "_downloads/")))
+    assert "beta after" in site["reports/beta/index.html"].decode()
+
+
+def test_a_rebuild_with_nothing_changed_does_not_run_sphinx(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    results = tmp_path / "results"
+    make_bundle(results, "alpha")
+    html = build_site(results, tmp_path / "site")
+    published, before = html.resolve(), _mtimes(html)
+    build_site(results, tmp_path / "site")
+    assert html.resolve() == published
+    assert _mtimes(html) == before
+    (tmp_path / "site" / "index.md").write_text("# Changed by hand\n\n```{toctree}\nreports/index\n```\n")
+    build_site(results, tmp_path / "site")
+    assert html.resolve() != published
+    assert "Changed by hand" in (html / "index.html").read_text()
+
+
+def test_a_site_built_before_the_trees_becomes_a_link(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """An HTML directory of an older reportgen (a plain directory) is the starting point, then replaced by the link."""
+    results, source = tmp_path / "results", tmp_path / "site"
+    make_bundle(results, "alpha")
+    html = build_site(results, source)
+    shutil.copytree(html.resolve(), tmp_path / "plain")
+    shutil.rmtree(html.resolve())
+    html.unlink()
+    (tmp_path / "plain").rename(html)
+    make_bundle(results, "beta")
+    build_site(results, source)
+    assert html.is_symlink()
+    assert 'href="beta/index.html"' in (html / "reports" / "index.html").read_text()
+    assert sorted(p.name for p in html.parent.iterdir()) == [".html-a", "html"]  # the plain directory is gone

@@ -74,3 +74,33 @@ def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+_FORKING_HOLDER = """
+import os, sys, time
+from pathlib import Path
+from reportgen.site.lock import build_lock
+with build_lock(Path(sys.argv[1])):
+    child = os.fork()
+    if child == 0:  # a render worker, outliving the build
+        time.sleep(60)
+        os._exit(0)
+    print(child, flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_forked_child_does_not_keep_the_lock(tmp_path: Path) -> None:
+    """A build killed while its render workers live on: the lock goes with the build."""
+    holder = subprocess.Popen([sys.executable, "-c", _FORKING_HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    child = int(holder.stdout.readline())
+    try:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(10)
+        os.kill(child, 0)  # the child still runs, holding a copy of the lock's descriptor
+        with build_lock(tmp_path, timeout_s=5, poll_s=0.05):
+            pass
+    finally:
+        os.kill(child, signal.SIGKILL)
+        holder.communicate()

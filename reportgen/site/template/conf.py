@@ -7,9 +7,11 @@ html_title = project
 extensions = ["myst_parser"]
 html_theme = "furo"
 html_show_copyright = False
-# reportgen.css: long kernel names wrap in tables; a compact reports index.
+# reportgen.css: long kernel names wrap in tables; a compact reports index; full-width pages for kernel tables.
+# reportgen.js: kernel tables sort by a column and filter their rows in the browser.
 html_static_path = [str(STATIC_DIR)]
 html_css_files = ["reportgen.css"]
+html_js_files = ["reportgen.js"]
 html_favicon = str(STATIC_DIR / "favicon.svg")
 exclude_patterns = ["_build", ".*", "**/.*"]
 # The recipe is shown as YAML; a file Pygments cannot lex should not fail a `-W` build.

@@ -1,0 +1,125 @@
+"""The reports index: one table row per bundle, kept between builds so that a rebuild reads no bundle that
+did not change (`render.incremental`), the speedup chart and warnings for unreadable bundles (pure)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from reportgen.bundle import Analysis, Bundle, RunStatus
+from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table
+from reportgen.render.pages import report_title
+from reportgen.render.timing_text import speedup_text
+
+__all__ = ["BrokenBundle", "IndexEntry", "index_entry", "index_page"]
+
+_GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
+_HEADER = ["Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status"]
+
+
+@dataclass(frozen=True)
+class BrokenBundle:
+    """A bundle that could not be read, listed on the index as a warning.
+
+    :param name: the bundle's directory name
+    :param error: why it could not be read
+    """
+
+    name: str
+    error: str
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """What the index shows of one bundle.
+
+    :param name: the bundle's directory name (its report page is `<name>/index`)
+    :param row: the cells of its row in the index table (MyST)
+    :param speedup: its bar in the speedup chart: ok runs with a speedup only
+    """
+
+    name: str
+    row: tuple[str, ...]
+    speedup: float | None = None
+
+
+def _date(timestamp: str) -> str:
+    """The date part of an ISO 8601 timestamp."""
+    try:
+        return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return escape_md(timestamp[:10]) or MISSING
+
+
+def _busy(analysis: Analysis | None) -> str:
+    """Headline busy % (`GraphAnalysis.headline_busy`) of the forward, backward and inference graphs, e.g.
+    `fwd 36, bwd 34`."""
+    by_kind: dict[str, list[str]] = {}
+    for graph in analysis.graphs if analysis else []:
+        short = _GRAPH_KINDS.get(graph.kind)
+        busy, _ = graph.headline_busy
+        if short is not None and busy is not None:
+            by_kind.setdefault(short, []).append(f"{busy:.0f}")
+    # No-break spaces: a narrow cell wraps between graph kinds, not inside one.
+    return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
+
+
+def index_entry(bundle: Bundle) -> IndexEntry:
+    """The index row of `bundle` and its speedup."""
+    manifest = bundle.manifest
+    env, metrics = manifest.environment, manifest.metrics
+    torch = env.versions.torch if env else None
+    status = manifest.status.value
+    ok = manifest.status is RunStatus.ok
+    row = (
+        f"[{escape_md(report_title(manifest))}](<{bundle.name}/index.md>)",
+        code_span(manifest.recipe.model.ref.replace(":", ":\u200b")),  # may wrap after the colon
+        escape_md(env.device_name) if env else manifest.recipe.device,
+        escape_md(torch) if torch else MISSING,
+        _date(manifest.started_at),
+        speedup_text(metrics),
+        _busy(bundle.analysis),
+        f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
+        status if ok else f"**{status}**",
+    )
+    return IndexEntry(name=bundle.name, row=row, speedup=metrics.speedup if ok else None)
+
+
+def _index_table(entries: Sequence[IndexEntry]) -> str:
+    table = list_table(_HEADER, [e.row for e in entries])
+    note = (
+        "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
+        "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
+        "compile: first-call compile time."
+    )
+    return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
+
+
+def _broken_entry(broken: BrokenBundle) -> str:
+    return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
+
+
+def index_page(
+    entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] = (), speedup_chart: str | None = None
+) -> str:
+    """The reports index: a summary table linking every report page, a chart, and warnings.
+
+    Report pages (`<bundle name>/index` relative to the index) are in no toctree: they are `orphan`
+    pages reached from this table, so adding or removing one changes no other page's navigation and
+    Sphinx rewrites only the pages that changed.
+
+    :param speedup_chart: the speedup chart's file name next to the index, when one was drawn
+    """
+    parts = ["# Reports"]
+    parts.append(_index_table(entries) if entries else "No reports yet.")
+    if speedup_chart:
+        parts.append(
+            figure(
+                speedup_chart,
+                "Speedup of torch.compile per run",
+                "Right of the dashed line (1×), the compiled model is faster than eager.",
+            )
+        )
+    parts.extend(_broken_entry(b) for b in broken)
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,100 @@
+"""The two HTML trees behind a published site, and the switch between them.
+
+`<out>/_build/html` is a symbolic link to one of two sibling trees, `.html-a` and `.html-b`. A build
+brings the *other* tree up to date with the published one (copying only the files that differ: the
+previous build's changes), runs Sphinx in it incrementally, and then points the link at it with one
+`rename` — atomic, so a reader (or a SIGKILL at any point) sees the old site or the new one, whole.
+The published tree is never written while it is published.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+from pathlib import Path
+
+from reportgen.bundle import recover_dir, set_aside
+
+__all__ = ["Listing", "listing", "other_tree", "publish", "published_tree", "sync_tree", "tree_dirs"]
+
+Listing = dict[str, tuple[int, int]]
+"""Relative path → (size, mtime_ns) of every file (or symlink) under a directory."""
+
+_TREES = ("a", "b")
+_LINK = "link"
+
+
+def tree_dirs(html_dir: Path) -> list[Path]:
+    """The two trees that `html_dir` links to, in turn."""
+    return [html_dir.with_name(f".{html_dir.name}-{tree}") for tree in _TREES]
+
+
+def published_tree(html_dir: Path) -> Path | None:
+    """The tree `html_dir` shows now: its link target, the directory itself (a site built before the trees
+    existed), or None when there is none yet."""
+    recover_dir(html_dir)  # a replaced-whole HTML dir whose swap was interrupted
+    for leftover in html_dir.parent.glob(f".{html_dir.name}-{_LINK}-*") if html_dir.parent.is_dir() else []:
+        leftover.unlink()
+    if html_dir.is_symlink():
+        target = html_dir.parent / html_dir.readlink()
+        return target if target in tree_dirs(html_dir) and target.is_dir() else None
+    return html_dir if html_dir.is_dir() else None
+
+
+def other_tree(html_dir: Path, current: Path | None) -> Path:
+    """The tree to build into: the one not published."""
+    first, second = tree_dirs(html_dir)
+    return second if current == first else first
+
+
+def listing(root: Path, skip: frozenset[Path] = frozenset()) -> Listing:
+    """Every file under `root`, symlinks not followed, leaving out the paths in `skip` (and what is below them)."""
+    found: Listing = {}
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                if path in skip:
+                    continue
+                status = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(status.st_mode):
+                    pending.append(path)
+                else:
+                    found[path.relative_to(root).as_posix()] = (status.st_size, status.st_mtime_ns)
+    return found
+
+
+def sync_tree(source: Path, dest: Path) -> None:
+    """Make `dest` a copy of `source`, copying only files whose size or mtime differ (mtimes are copied too:
+    Sphinx compares them to decide what to write again) and removing what `source` lacks."""
+    if not dest.is_dir():
+        dest.mkdir(parents=True)
+    want, have = listing(source), listing(dest)
+    for relative in have.keys() - want.keys():
+        (dest / relative).unlink()
+    for relative, stamp in want.items():
+        if have.get(relative) == stamp:
+            continue
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink() or target.exists():
+            target.unlink()
+        shutil.copy2(source / relative, target, follow_symlinks=False)
+    for directory in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
+        if not any(directory.iterdir()):
+            directory.rmdir()
+
+
+def publish(html_dir: Path, tree: Path) -> None:
+    """Point `html_dir` at `tree` in one atomic rename (a plain directory there is set aside first: the
+    next build's `published_tree` puts it back if this one is killed before the link is in place)."""
+    link = html_dir.with_name(f".{html_dir.name}-{_LINK}-{secrets.token_hex(4)}")
+    link.symlink_to(tree.name)
+    old = set_aside(html_dir) if html_dir.is_dir() and not html_dir.is_symlink() else None
+    link.replace(html_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
