@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Collection, Sequence
@@ -12,6 +13,7 @@ from reportgen.bundle import (
     ANALYSIS_FILE,
     ANALYSIS_REVISION,
     Manifest,
+    RunRecord,
     RunStatus,
     analysis_revision,
     bundle_lock,
@@ -37,6 +39,8 @@ __all__ = [
     "run_variant",
     "select_variant",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def analyze_bundle(bundle: Path, manifest: Manifest) -> str | None:
@@ -175,6 +179,19 @@ def run_recipes(
     return outcomes
 
 
+def kept_runs(results_dir: Path) -> dict[str, list[RunRecord]]:
+    """Every bundle's kept runs, oldest first, from the history index (brought up to date first)."""
+    from reportgen.history import HistoryIndex
+
+    with HistoryIndex(results_dir) as index:
+        for problem in index.update().unreadable:
+            logger.warning("left out of the history: %s", problem)
+        runs: dict[str, list[RunRecord]] = {}
+        for run in index.runs():
+            runs.setdefault(run.name, []).append(run)
+    return runs
+
+
 def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None) -> Path:
     """Analyse what is not yet, render every bundle into `source_dir/reports/`, build the HTML site.
 
@@ -191,7 +208,7 @@ def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, pro
     with build_lock(source_dir):
         ensure_project(source_dir)
         progress.build_stage("rendering pages")
-        render_site_pages(results_dir, source_dir / REPORTS_DIR)
+        render_site_pages(results_dir, source_dir / REPORTS_DIR, kept_runs(results_dir))
         progress.build_stage("sphinx-build")
         build_html(source_dir, html)
     progress.site_built(html)

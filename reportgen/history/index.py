@@ -73,6 +73,12 @@ class HistoryIndex:
 
     def _open(self) -> sqlite3.Connection:
         try:
+            return self._open_file()
+        except (sqlite3.OperationalError, OSError):  # a results dir we may not write: index in memory
+            return self._create(sqlite3.connect(":memory:"))
+
+    def _open_file(self) -> sqlite3.Connection:
+        try:
             db = sqlite3.connect(self.path)
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -82,7 +88,10 @@ class HistoryIndex:
         except sqlite3.DatabaseError:  # not a database, or damaged: the bundles are the truth
             pass
         self.path.unlink(missing_ok=True)
-        db = sqlite3.connect(self.path)
+        return self._create(sqlite3.connect(self.path))
+
+    @staticmethod
+    def _create(db: sqlite3.Connection) -> sqlite3.Connection:
         with db:
             db.executescript(_TABLE)
             db.execute(f"PRAGMA user_version = {SCHEMA}")

@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import shutil
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
@@ -34,7 +34,15 @@ import nbformat
 from pydantic import BaseModel, ValidationError
 
 from reportgen import __version__
-from reportgen.bundle import BundleDigest, bundle_digest, iter_bundles, read_manifest, recover_dir, write_if_changed
+from reportgen.bundle import (
+    BundleDigest,
+    RunRecord,
+    bundle_digest,
+    iter_bundles,
+    read_manifest,
+    recover_dir,
+    write_if_changed,
+)
 from reportgen.errors import ReportgenError
 from reportgen.recipe import Recipe, find_local_modules
 from reportgen.render.index import BrokenBundle, IndexEntry, index_page
@@ -142,8 +150,9 @@ def _siblings(records: dict[str, _Record]) -> dict[str, list[str]]:
     return {name: groups[record.group] for name, record in records.items() if record.group is not None}
 
 
-def _render_key(name: str, records: dict[str, _Record], siblings: list[str]) -> str:
+def _render_key(name: str, records: dict[str, _Record], siblings: list[str], runs: Sequence[RunRecord]) -> str:
     parts = [renderer_version(), name, records[name].content, _modules_digest(records[name])]
+    parts += [run.model_dump_json() for run in runs] if len(runs) >= 2 else []
     parts += [f"{sibling}:{records[sibling].content}" for sibling in siblings]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
@@ -166,8 +175,10 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _render_all(jobs: list[tuple[Path, list[Path], Path]]) -> list[RenderedReport | BrokenBundle]:
-    """Render the bundles of `jobs` (bundle dir, sibling dirs, page dir): in a process pool when there are
+def _render_all(
+    jobs: list[tuple[Path, list[Path], Path, Sequence[RunRecord]]],
+) -> list[RenderedReport | BrokenBundle]:
+    """Render the bundles of `jobs` (bundle dir, sibling dirs, page dir, kept runs): in a process pool when there are
     several, so each core draws charts; one bundle is rendered here (a pool costs more than it saves).
 
     Workers are forked: they start at once with matplotlib loaded, and nothing re-imports `__main__` (a
@@ -223,10 +234,15 @@ def _remove_gone(reports_dir: Path, keep: set[str]) -> None:
             path.unlink()
 
 
-def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
+def render_site_pages(
+    results_dir: Path, reports_dir: Path, history: Mapping[str, Sequence[RunRecord]] | None = None
+) -> list[Path]:
     """Bring `reports_dir` up to date with the bundles of `results_dir`, rendering only what changed.
 
     An unreadable bundle becomes a warning on the index and does not stop the others.
+
+    :param history: each bundle's kept runs, oldest first (the history index's records): a bundle with two or
+        more gets a History section, and its render key includes them
 
     :returns: the index page and the report pages, at their paths
     """
@@ -236,13 +252,17 @@ def render_site_pages(results_dir: Path, reports_dir: Path) -> list[Path]:
     bundle_dirs = {path.name: path for path in iter_bundles(results_dir)}
     records = _scan(list(bundle_dirs.values()), old)
     siblings = _siblings(records)
-    keys = {name: _render_key(name, records, siblings.get(name, [])) for name in records}
+    history = history or {}
+    keys = {name: _render_key(name, records, siblings.get(name, []), history.get(name, ())) for name in records}
     todo = [n for n, r in records.items() if r.key != keys[n] or not _complete(reports_dir / n, r)]
     if todo:  # forget them first: a build killed while rendering them leaves them to the next build
         _save_state(
             reports_dir, _State(bundles={n: r for n, r in old.bundles.items() if n in records and n not in todo})
         )
-        jobs = [(bundle_dirs[n], [bundle_dirs[s] for s in siblings.get(n, [])], reports_dir / n) for n in todo]
+        jobs = [
+            (bundle_dirs[n], [bundle_dirs[s] for s in siblings.get(n, [])], reports_dir / n, history.get(n, ()))
+            for n in todo
+        ]
         for name, result in zip(todo, _render_all(jobs), strict=True):
             _update(records[name], keys[name], result)
     index_files, bars = _write_index(reports_dir, records, old.speedups)

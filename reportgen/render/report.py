@@ -24,6 +24,7 @@ from reportgen.bundle import (
     Bundle,
     Capture,
     GraphModule,
+    RunRecord,
     RunStatus,
     load_bundle,
     read_log_tail,
@@ -51,6 +52,7 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
+from reportgen.render.trends import history_section, trend_chart
 from reportgen.render.variants import variants_section
 
 __all__ = [
@@ -163,7 +165,9 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> tuple[SourcePages, list[s
     return pages, files
 
 
-def _write_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle]) -> set[str]:
+def _write_report(
+    bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle], runs: Sequence[RunRecord] = ()
+) -> set[str]:
     """Write one report page, its charts, its recipe copy, its source pages and its downloads into `page_dir`,
     leaving files that already hold the right bytes alone; returns their names relative to `page_dir`."""
     page_dir.mkdir(parents=True, exist_ok=True)
@@ -177,6 +181,7 @@ def _write_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle]) ->
     sources, files = _render_sources(bundle, page_dir)
     charts = draw_charts(bundle, page_dir, prefix=f"{bundle.name}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
+    trend = trend_chart(runs, page_dir / f"{bundle.name}-trend.png").name if len(runs) >= 2 else None
     page = report_page(
         bundle,
         charts,
@@ -184,13 +189,18 @@ def _write_report(bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle]) ->
         log_tail=log_tail,
         leading_sections=leading_sections(bundle),
         inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
-        trailing_sections=[redactions_section(bundle.manifest), downloads_section(downloads)],
+        trailing_sections=[
+            history_section(runs, trend),
+            redactions_section(bundle.manifest),
+            downloads_section(downloads),
+        ],
     )
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))
     files.extend(name for name in dataclasses.astuple(charts) if name is not None)
     files.extend(d.file for d in downloads)
+    files.extend([trend] if trend else [])
     return set(files)
 
 
@@ -216,10 +226,13 @@ def _load_siblings(bundle: Bundle, sibling_dirs: Sequence[Path]) -> list[Bundle]
     return siblings
 
 
-def render_report(bundle_dir: Path, sibling_dirs: Sequence[Path], page_dir: Path) -> RenderedReport | BrokenBundle:
+def render_report(
+    bundle_dir: Path, sibling_dirs: Sequence[Path], page_dir: Path, runs: Sequence[RunRecord] = ()
+) -> RenderedReport | BrokenBundle:
     """Render one bundle into `page_dir` (in place: unchanged files keep their mtime; stale ones go).
 
     :param sibling_dirs: the bundles of the other variants of its recipe (with its own), for the variants table
+    :param runs: its kept runs, oldest first (the history index's records), for the History section
     :returns: what the index shows of it, or why it could not be read
     """
     try:
@@ -227,7 +240,7 @@ def render_report(bundle_dir: Path, sibling_dirs: Sequence[Path], page_dir: Path
     except BundleError as exc:
         logger.warning("skipping unreadable bundle %s", exc)
         return BrokenBundle(name=bundle_dir.name, error=str(exc))
-    files = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs))
+    files = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs), runs)
     remove_stale(page_dir, files)
     return RenderedReport(entry=index_entry(bundle), files=tuple(sorted(files)))
 

@@ -34,8 +34,8 @@ def trend_chart(runs: Sequence[RunRecord], path: Path) -> Path:
     ):
         points = [(x, m, q) for x, m, q in zip(xs, median, iqr, strict=True) if m is not None]
         if points:
-            lower = [m - (q[0] if q else m) for _, m, q in points]
-            upper = [(q[1] if q else m) - m for _, m, q in points]
+            lower = [max(m - (q[0] if q else m), 0.0) for _, m, q in points]  # a bundle from elsewhere may
+            upper = [max((q[1] if q else m) - m, 0.0) for _, m, q in points]  # hold an IQR that misses its median
             steps.errorbar(
                 [p[0] for p in points],
                 [p[1] for p in points],

@@ -130,3 +130,21 @@ def test_index_over_500_bundles_is_fast(tmp_path: Path) -> None:
     with HistoryIndex(tmp_path) as index:
         assert index.update().added == 500
     assert time.perf_counter() - started < 60
+
+
+def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
+    """The pipeline hands each bundle's kept runs to render: a History section and a trend chart appear once a
+    second run exists, and the page is rendered again when a run is added (its render key includes them)."""
+    from reportgen.pipeline import kept_runs
+    from reportgen.render import render_site_pages
+
+    results, reports = tmp_path / "results", tmp_path / "reports"
+    _run(results, "quickstart", "2026-11-01T10:00:00Z", torch="2.13.0")
+    render_site_pages(results, reports, kept_runs(results))
+    assert "## History" not in (reports / "quickstart" / "index.md").read_text()
+    _run(results, "quickstart", "2026-11-02T10:00:00Z", torch="2.14.1", compiled_ms=90.0)
+    render_site_pages(results, reports, kept_runs(results))
+    page = (reports / "quickstart" / "index.md").read_text()
+    assert "## History\n\n2 runs of this bundle are kept" in page
+    assert (reports / "quickstart" / "quickstart-trend.png").read_bytes().startswith(b"\x89PNG")
+    assert "2\\.14.1" in page.split("## History", 1)[1]
