@@ -137,6 +137,8 @@ def _metrics(
     elif host.verdict != "not measured":
         host = host.model_copy(update={"verdict": "within noise"})
     out.append(host)
+    device = [_device_per_step_ms(x) for x in (old, new)]
+    out.append(_metric("device time per step", "ms", "lower", device[0], device[1], None, None, threshold))
     out.append(_metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold))
     out.append(
         _metric(
@@ -151,6 +153,12 @@ def _metrics(
         )
     )
     return out
+
+
+def _device_per_step_ms(bundle: Bundle) -> float | None:
+    """Kernel time of one profiled step, all graphs and outside them (the GPU's share of a step)."""
+    per_step = _per_step(bundle)
+    return sum(sum(kernels.values()) for kernels in per_step.values()) / 1e3 if per_step else None
 
 
 def _metric(

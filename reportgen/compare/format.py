@@ -61,7 +61,16 @@ def _verdict(c: Comparison, markdown: bool) -> str:
     regressed = [m for m in c.metrics if m.verdict == "regressed" and m.gated]
     if regressed:
         what = ", ".join(f"{m.name} {_change(m)}" for m in regressed)
-        return f"{bold}Regressed{bold}: {what} (beyond {_percent(c.threshold)} and outside the 95 % intervals)."
+        device = next((m for m in c.metrics if m.name == "device time per step"), None)
+        caution = (
+            f" Device time per step moved {_change(device)}: the change is on the host side (Python, launches) "
+            "or variation between processes, which a run's own intervals do not cover; confirm with another run."
+            if device is not None and device.change is not None and abs(device.change) <= c.threshold
+            else ""
+        )
+        return (
+            f"{bold}Regressed{bold}: {what} (beyond {_percent(c.threshold)} and outside the 95 % intervals).{caution}"
+        )
     host = next((m for m in c.metrics if m.verdict == "host changed"), None)
     shift = next((m.change for m in c.metrics if m.name.startswith("host probe")), None)
     if host is not None and shift is not None:
