@@ -56,6 +56,10 @@ def _reportgen(cwd: Path, *args: str, prefix: Sequence[str] = ()) -> subprocess.
 
 
 def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert "No module named reportgen" not in proc.stderr, (
+        "`nobody` cannot read this checkout or its virtualenv: make their parent directories world-traversable "
+        "(chmod o+x), as .ci/run does for its clone"
+    )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     (line,) = proc.stderr.splitlines()

@@ -182,10 +182,12 @@ def test_real_cpu_runs_gate_a_planted_regression(tmp_path: Path) -> None:
     for results in (first, second):
         _run("nap.yaml", results)
     _run("nap_slow.yaml", second)
-    cli = [sys.executable, "-m", "reportgen", "compare"]
+    # A wide threshold: the planted slowdown is +90 % or so, and a busy 2-core host may move the host probe by
+    # more than 5 % between runs (then step times are not judged, see test_a_slower_host_is_not_judged...).
+    cli = [sys.executable, "-m", "reportgen", "compare", "--threshold", "0.5"]
     same = subprocess.run([*cli, first / "nap", second / "nap", "--markdown"], capture_output=True, text=True)
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "**No regression** beyond 5 % and the 95 % intervals." in same.stdout
+    assert "**No regression** beyond 50 % and the 95 % intervals." in same.stdout
     slow = subprocess.run([*cli, first / "nap", second / "nap_slow", "--markdown"], capture_output=True, text=True)
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "**Regressed**: eager median +" in slow.stdout and "compiled median +" in slow.stdout
