@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.bundle.layout import HISTORY_DIR, MANIFEST_FILE
-from reportgen.bundle.manifest import Manifest
 
 __all__ = ["archive_bundle", "run_id"]
 
 _UNSAFE = re.compile(r"[^0-9A-Za-z]+")
 
 
-def run_id(manifest: Manifest | dict[str, Any]) -> str:
-    """A run's directory name: its start time (sortable), then a short hash of what identifies the run."""
-    data = manifest.model_dump(mode="json") if isinstance(manifest, Manifest) else manifest
+def run_id(data: dict[str, Any]) -> str:
+    """A run's directory name, from its manifest's JSON: its start time (sortable), then a short hash of what
+    identifies the run."""
     started = str(data.get("started_at") or "")
     env = data.get("environment") or {}
     identity = "|".join(

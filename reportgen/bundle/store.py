@@ -36,6 +36,7 @@ __all__ = [
     "load_bundle",
     "read_analysis",
     "read_analysis_error",
+    "read_bundle_text",
     "read_capture",
     "read_log_tail",
     "read_manifest",
@@ -300,16 +301,22 @@ def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:
     return _read_model(bundle_dir, manifest.capture_file, Capture)
 
 
+def read_bundle_text(bundle_dir: Path, relative: str, max_bytes: int, what: str) -> str | None:
+    """An optional text file of the bundle; None when it has none, or (with a warning saying `what` was not
+    read) when it is not a regular file inside the bundle within `max_bytes`."""
+    if not os.path.lexists(bundle_dir / relative):
+        return None
+    try:
+        return bundle_file(bundle_dir, relative, max_bytes).read_text(encoding="utf-8", errors="replace")
+    except (BundleError, OSError) as exc:
+        logger.warning("%s: %s", what, exc)
+        return None
+
+
 def read_recipe_text(bundle_dir: Path) -> str | None:
     """The recipe file as the user wrote it; None (with a warning) when the bundle has none or it is not a
     regular file inside the bundle."""
-    if not os.path.lexists(bundle_dir / RECIPE_FILE):
-        return None
-    try:
-        return bundle_file(bundle_dir, RECIPE_FILE, MAX_JSON_BYTES).read_text(encoding="utf-8", errors="replace")
-    except (BundleError, OSError) as exc:
-        logger.warning("recipe not read: %s", exc)
-        return None
+    return read_bundle_text(bundle_dir, RECIPE_FILE, MAX_JSON_BYTES, "recipe not read")
 
 
 def read_log_tail(bundle_dir: Path, log_file: str = LOG_FILE, lines: int = 40) -> str | None:

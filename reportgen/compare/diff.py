@@ -6,7 +6,7 @@ import statistics
 from pathlib import Path
 
 from reportgen.analyze import analyze, timing_summary
-from reportgen.bundle import MANIFEST_FILE, Bundle, Interval, RunStatus, TimingSummary, load_bundle
+from reportgen.bundle import MANIFEST_FILE, Bundle, Interval, RunStatus, TimingSummary, iter_bundles, load_bundle
 from reportgen.compare.model import CategoryChange, Comparison, KernelChange, MetricChange, Side
 from reportgen.errors import BundleError, ReportgenError
 
@@ -45,14 +45,15 @@ def compare_bundles(before: Path, after: Path, threshold: float = DEFAULT_THRESH
     old_timing, new_timing = _timing(old), _timing(new)
     diagnostics = [b.capture.diagnostics if b.capture else None for b in (old, new)]
     phases = sorted({p for d in diagnostics if d for p in d.compile_phases_s})
+    before_us, after_us = _per_step(old), _per_step(new)  # read once: metrics, categories and kernels use them
     return Comparison(
         name=new.manifest.name,
         before=_side(old),
         after=_side(new),
         threshold=threshold,
-        metrics=_metrics(old, new, old_timing, new_timing, threshold),
-        categories=_categories(old, new),
-        kernels=_kernels(old, new, threshold),
+        metrics=_metrics(old, new, old_timing, new_timing, threshold, (_total_ms(before_us), _total_ms(after_us))),
+        categories=_categories(before_us, after_us),
+        kernels=_kernels(before_us, after_us, threshold),
         compile_phases_s={p: tuple(d.compile_phases_s.get(p) if d else None for d in diagnostics) for p in phases},  # type: ignore[misc]
         graph_breaks=tuple(len(d.graph_breaks) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
         recompiles=tuple(len(d.recompiles) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
@@ -65,7 +66,7 @@ def _is_bundle(path: Path) -> bool:
 
 
 def _bundles(results: Path) -> set[str]:
-    return {p.name for p in results.iterdir() if p.is_dir() and not p.name.startswith(".") and _is_bundle(p)}
+    return {p.name for p in iter_bundles(results)}
 
 
 def _load(path: Path, notes: list[str]) -> Bundle:
@@ -103,7 +104,12 @@ def _ci(interval: Interval | None) -> tuple[float, float] | None:
 
 
 def _metrics(
-    old: Bundle, new: Bundle, old_t: TimingSummary, new_t: TimingSummary, threshold: float
+    old: Bundle,
+    new: Bundle,
+    old_t: TimingSummary,
+    new_t: TimingSummary,
+    threshold: float,
+    device: tuple[float | None, float | None],
 ) -> list[MetricChange]:
     a, b = old.manifest.metrics, new.manifest.metrics
 
@@ -137,7 +143,6 @@ def _metrics(
     elif host.verdict != "not measured":
         host = host.model_copy(update={"verdict": "within noise"})
     out.append(host)
-    device = [_device_per_step_ms(x) for x in (old, new)]
     out.append(_metric("device time per step", "ms", "lower", device[0], device[1], None, None, threshold))
     out.append(_metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold))
     out.append(
@@ -155,9 +160,8 @@ def _metrics(
     return out
 
 
-def _device_per_step_ms(bundle: Bundle) -> float | None:
+def _total_ms(per_step: _PerStep) -> float | None:
     """Kernel time of one profiled step, all graphs and outside them (the GPU's share of a step)."""
-    per_step = _per_step(bundle)
     return sum(sum(kernels.values()) for kernels in per_step.values()) / 1e3 if per_step else None
 
 
@@ -194,7 +198,11 @@ def _metric(
     )
 
 
-def _per_step(bundle: Bundle) -> dict[str, dict[tuple[str, str], float]]:
+_PerStep = dict[str, dict[tuple[str, str], float]]
+"""Device µs per profiled step of each (kernel, category), by graph label."""
+
+
+def _per_step(bundle: Bundle) -> _PerStep:
     """Device µs per profiled step of each (kernel, category), by graph label."""
     analysis = bundle.analysis
     if analysis is None:
@@ -203,8 +211,7 @@ def _per_step(bundle: Bundle) -> dict[str, dict[tuple[str, str], float]]:
     return {g.label: {(k.name, k.category): k.device_time_us / steps for k in g.kernels} for g in analysis.graphs}
 
 
-def _categories(old: Bundle, new: Bundle) -> list[CategoryChange]:
-    before, after = _per_step(old), _per_step(new)
+def _categories(before: _PerStep, after: _PerStep) -> list[CategoryChange]:
     out = []
     for graph in sorted(set(before) | set(after)):
         totals: dict[str, list[float]] = {}
@@ -217,8 +224,7 @@ def _categories(old: Bundle, new: Bundle) -> list[CategoryChange]:
     return out
 
 
-def _kernels(old: Bundle, new: Bundle, threshold: float) -> list[KernelChange]:
-    before, after = _per_step(old), _per_step(new)
+def _kernels(before: _PerStep, after: _PerStep, threshold: float) -> list[KernelChange]:
     out: list[KernelChange] = []
     for graph in sorted(set(before) | set(after)):
         a, b = before.get(graph, {}), after.get(graph, {})

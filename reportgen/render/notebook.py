@@ -9,8 +9,6 @@ prints the new headline numbers next to the original ones.
 
 from __future__ import annotations
 
-import logging
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -21,9 +19,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tabulate import tabulate
 
-from reportgen.bundle import MAX_MODULE_BYTES, RECIPE_FILE, RECIPE_MODULES_DIR, Manifest, bundle_file
+from reportgen.bundle import MAX_MODULE_BYTES, RECIPE_FILE, RECIPE_MODULES_DIR, Manifest, read_bundle_text
 from reportgen.credentials import redact
-from reportgen.errors import BundleError
 from reportgen.recipe import LocalModules, find_local_modules, read_local_modules
 from reportgen.render.markup import MISSING
 
@@ -33,7 +30,6 @@ __all__ = [
     "reproducer_notebook",
 ]
 
-logger = logging.getLogger(__name__)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
@@ -141,13 +137,7 @@ def _bundled(bundle_dir: Path) -> Callable[[str], str | None]:
 
     def read(relative: str) -> str | None:
         path = f"{RECIPE_MODULES_DIR}/{relative}"
-        if not os.path.lexists(bundle_dir / path):
-            return None
-        try:
-            return bundle_file(bundle_dir, path, MAX_MODULE_BYTES).read_text(encoding="utf-8", errors="replace")
-        except (BundleError, OSError) as exc:
-            logger.warning("not embedded in the notebook: %s", exc)
-            return None
+        return read_bundle_text(bundle_dir, path, MAX_MODULE_BYTES, "not embedded in the notebook")
 
     return read
 
