@@ -71,6 +71,7 @@ from reportgen.bundle.layout import (
     TRACE_FILE,
     module_dir,
 )
+from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.lock import bundle_lock, bundle_lock_path
 from reportgen.bundle.manifest import (
     Environment,
@@ -113,6 +114,7 @@ from reportgen.bundle.store import (
     write_analysis_error,
     write_bundle,
 )
+from reportgen.bundle.transfer import iter_kept_runs, merge_results, pack_bundle, unpack_bundle
 from reportgen.bundle.timing import (
     Interval,
     TimingSummary,
@@ -154,6 +156,7 @@ __all__ = [
     "Capture",
     "Category",
     "CompileDiagnostics",
+    "ConcurrentRun",
     "Environment",
     "Finding",
     "GpuInfo",
@@ -168,6 +171,7 @@ __all__ = [
     "IndexedKernel",
     "InductorCache",
     "Interval",
+    "Isolation",
     "Kernel",
     "KernelBackend",
     "KernelBenchmark",
@@ -181,6 +185,7 @@ __all__ = [
     "Recompile",
     "Redaction",
     "RegionEvidence",
+    "RunPhase",
     "RunRecord",
     "RunStatus",
     "StepAnalysis",
@@ -197,8 +202,11 @@ __all__ = [
     "category_color",
     "format_ms",
     "iter_bundles",
+    "iter_kept_runs",
     "load_bundle",
+    "merge_results",
     "module_dir",
+    "pack_bundle",
     "read_analysis",
     "read_analysis_error",
     "read_bundle_text",
@@ -211,6 +219,7 @@ __all__ = [
     "replace_dir",
     "seed_category",
     "set_aside",
+    "unpack_bundle",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",

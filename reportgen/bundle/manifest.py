@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, RunStatus
+from reportgen.bundle.isolation import Isolation
 from reportgen.bundle.layout import LOG_FILE
 from reportgen.recipe import Recipe
 
@@ -177,4 +178,7 @@ class Manifest(BundleModel):
     capture_file: str | None = Field(default=None, description="`capture.json`, when the run wrote one.")
     redactions: list[Redaction] = Field(
         default_factory=list, description="Credentials redacted from the bundle before it was written."
+    )
+    isolation: Isolation | None = Field(
+        default=None, description="How the run was kept apart from the host's other runs; None: not recorded."
     )

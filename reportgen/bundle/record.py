@@ -39,6 +39,7 @@ class RunRecord(BundleModel):
     speedup: float | None = None
     compile_s: float | None = None
     peak_memory_compiled_bytes: int | None = None
+    wall_time_s: float | None = Field(default=None, description="The whole run, start to end (what a scheduler plans by).")
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, path: str) -> RunRecord:
@@ -70,4 +71,5 @@ class RunRecord(BundleModel):
             speedup=metrics.speedup,
             compile_s=metrics.compile_time_s,
             peak_memory_compiled_bytes=metrics.peak_memory_compiled_bytes,
+            wall_time_s=manifest.wall_time_s,
         )

@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.bundle import HISTORY_DIR, HISTORY_INDEX_FILE, MANIFEST_FILE, RunRecord, iter_bundles, read_manifest
+from reportgen.bundle import HISTORY_DIR, HISTORY_INDEX_FILE, MANIFEST_FILE, RunRecord, iter_kept_runs, read_manifest
 from reportgen.errors import BundleError
 
 __all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
 
-SCHEMA = 2
+SCHEMA = 3
 """`PRAGMA user_version` of today's index; another value means rebuild."""
 
 _TABLE = """
@@ -52,9 +52,8 @@ class IndexUpdate:
 
 def find_bundles(results: Path) -> Iterator[Path]:
     """Every bundle of a results directory: `<name>/` (the latest run) and `.history/<name>/<run id>/`."""
-    yield from iter_bundles(results)
-    for manifest in sorted((results / HISTORY_DIR).glob(f"*/*/{MANIFEST_FILE}")):
-        yield manifest.parent
+    for _, bundle in iter_kept_runs(results):
+        yield bundle
 
 
 def previous_run(bundle: Path) -> Path | None:

@@ -7,6 +7,7 @@ crash or a kill leaves the last completed stage on disk for the parent to report
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from reportgen.bundle import CAPTURE_FILE, TRACE_FILE, Capture, GraphBenchmark, ModuleFile, StepTimes
 from reportgen.recipe import Recipe
+from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def _log(message: str) -> None:
     print(f"[reportgen {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
+def _run(spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements | None) -> None:
     import torch
 
     from reportgen.run.diagnostics import DiagnosticsRecorder
@@ -87,8 +89,11 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress) -> None:
     _warm_up_compiled(work, compiled, recipe, out_dir, progress)
     # Stop recording before anything is timed: its logging hooks would add CPU time to every call.
     diagnostics = recorder.finish()
-    eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
-    capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
+    with host.measuring(_log) if host is not None else contextlib.nullcontext():
+        eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
+        capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
+    if host is not None:
+        progress.update(isolation=host.isolation)
     capture = capture.model_copy(update={"diagnostics": diagnostics})
     capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
     (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
@@ -242,8 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(out_dir)
     progress = _Progress(out)
     spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    host = None
+    if spec.placement is not None:  # before torch starts its threads: they inherit the cores
+        host = Measurements(spec.placement, apply_placement(spec.placement))
+        progress.update(isolation=host.isolation)
     try:
-        _run(spec, out, progress)
+        _run(spec, out, progress, host)
     except Exception as exc:  # the workload is user code: every failure becomes data
         traceback.print_exc()
         summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()

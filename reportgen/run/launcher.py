@@ -35,6 +35,7 @@ from reportgen.bundle import (
 )
 from reportgen.recipe import Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
+from reportgen.run.host import HostPlacement, default_host_dir, end_activity
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
@@ -73,19 +74,38 @@ class RunOptions:
             "DIR",
         ),
     )
+    devices: str | None = field(
+        default=None, metadata={"help": "CUDA_VISIBLE_DEVICES of the run's child (the matrix scheduler's GPU)"}
+    )
+    cpus: tuple[int, ...] = field(
+        default=(),
+        metadata={"help": "the cores the run's processes keep to (empty: any); compile workers are sized to them"},
+    )
+    timing_lock: bool = field(
+        default=False, metadata={"help": "hold the host-wide timing lock while measuring (no two runs measure at once)"}
+    )
+    host_dir: Path | None = field(
+        default=None, metadata={"help": "where the host's runs meet: timing lock, activity (default: per user in tmp)"}
+    )
 
 
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def child_env(recipe: Recipe, cache_dir: Path) -> dict[str, str]:
+def child_env(recipe: Recipe, cache_dir: Path, options: RunOptions | None = None) -> dict[str, str]:
     """The child's environment: ours, the recipe's, then the run's own (`recipe.RUN_OWNED`, which recipes cannot set).
 
-    Whatever else times the recipe (the fidelity benchmark's bare loop) uses it too, so the two differ in nothing.
+    With `options.devices` the child sees only those GPUs; with `options.cpus` Inductor's compile workers are as
+    many as its cores, unless the recipe says otherwise. Whatever else times the recipe (the fidelity
+    benchmark's bare loop) uses it too, so the two differ in nothing.
     """
     env = dict(os.environ)
     env.update(recipe.env)
+    if options is not None and options.devices is not None:
+        env["CUDA_VISIBLE_DEVICES"] = options.devices
+    if options is not None and options.cpus:
+        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(len(options.cpus)))
     env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
     env.setdefault("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1")  # CPU kernels show in traces
     env["PYTHONUNBUFFERED"] = "1"
@@ -151,14 +171,22 @@ def _scrub_outputs(bundle: Path, scrubber: Scrubber) -> None:
     scrubber.scrub_modules(bundle)
 
 
-def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float) -> tuple[int, bool]:
+def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float, host_dir: Path) -> tuple[int, bool]:
     """Run the child with its output in `log_path`; its exit code, and whether it timed out."""
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
-        timed_out = _wait(proc, timeout_s)
+        try:
+            timed_out = _wait(proc, timeout_s)
+        finally:
+            end_activity(host_dir, proc.pid)  # a killed child could not say that it ended
     return proc.returncode, timed_out
+
+
+def _placement(name: str, options: RunOptions) -> HostPlacement:
+    host_dir = options.host_dir or default_host_dir()
+    return HostPlacement(name=name, cpus=list(options.cpus), timing_lock=options.timing_lock, host_dir=str(host_dir))
 
 
 def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:
@@ -257,11 +285,13 @@ def _populate(
         kept = _cache_dir(options.inductor_cache, recipe.bundle_name(variant))
         cache_state: InductorCache = "fresh" if kept is None else "kept-warm" if any(kept.iterdir()) else "kept-empty"
         cache_dir = kept or Path(work) / "inductor"
-        spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent))
+        placement = _placement(recipe.bundle_name(variant), options)
+        spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent), placement=placement)
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
-        returncode, timed_out = _spawn(cmd, child_env(recipe, cache_dir), bundle / LOG_FILE, timeout_s)
+        env = child_env(recipe, cache_dir, options)
+        returncode, timed_out = _spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
@@ -295,6 +325,7 @@ def _populate(
         trace_file=_existing(bundle, result.trace_file if result else None),
         capture_file=capture_file,
         redactions=scrubber.report(),
+        isolation=result.isolation if result else None,
     )
 
 

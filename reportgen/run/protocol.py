@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from reportgen.bundle import Environment, Metrics, ModuleFile
+from reportgen.bundle import Environment, Isolation, Metrics, ModuleFile
 from reportgen.recipe import Recipe
+from reportgen.run.host import HostPlacement
 
 __all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec"]
 
@@ -22,6 +23,7 @@ class ChildSpec(BaseModel):
 
     recipe: Recipe
     recipe_dir: str
+    placement: HostPlacement | None = None
 
 
 class ChildResult(BaseModel):
@@ -37,3 +39,4 @@ class ChildResult(BaseModel):
     trace_file: str | None = None
     modules: list[ModuleFile] = []
     capture_file: str | None = None
+    isolation: Isolation | None = None

@@ -1,0 +1,49 @@
+"""How a run was kept apart from the other runs on its host, and what else ran while it measured."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from reportgen.bundle.base import BundleModel
+
+__all__ = ["ConcurrentRun", "Isolation", "RunPhase"]
+
+RunPhase = Literal["preparing", "measuring"]
+"""A run's phases as other runs on its host see them: `preparing` (model, warm-ups, compile) and `measuring`
+(step timing, the profiled steps, graph and kernel benchmarks)."""
+
+
+class ConcurrentRun(BundleModel):
+    """Another run on the same host whose activity overlapped this run's measurements."""
+
+    name: str = Field(description="Its bundle name.")
+    pid: int = Field(description="Its child process.")
+    devices: str | None = Field(default=None, description="Its CUDA_VISIBLE_DEVICES.")
+    cpus: list[int] = Field(default_factory=list, description="The cores it was pinned to (empty: not pinned).")
+    phases: list[RunPhase] = Field(description="Its phases during this run's measurements.")
+
+
+class Isolation(BundleModel):
+    """What kept this run's measurements apart from the host's other runs, and what overlapped them anyway."""
+
+    devices: str | None = Field(default=None, description="CUDA_VISIBLE_DEVICES the run's child saw.")
+    cpus: list[int] = Field(
+        default_factory=list, description="The cores the run's processes were pinned to (empty: not pinned)."
+    )
+    compile_threads: int | None = Field(default=None, description="TORCHINDUCTOR_COMPILE_THREADS, when set.")
+    timing_lock: bool = Field(
+        default=False, description="Whether the measurements held the host-wide timing lock (no two runs measure at once)."
+    )
+    lock_wait_s: float = Field(default=0.0, description="Seconds the run waited for the timing lock.")
+    measured_s: float | None = Field(default=None, description="Seconds the measurements took.")
+    concurrent: list[ConcurrentRun] = Field(
+        default_factory=list, description="Other runs on the host active during this run's measurements."
+    )
+    notes: list[str] = Field(default_factory=list, description="Why an isolation asked for was not in effect.")
+
+    @property
+    def measured_alone(self) -> bool:
+        """Whether no other run measured while this one did."""
+        return not any("measuring" in other.phases for other in self.concurrent)
