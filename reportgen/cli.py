@@ -18,6 +18,7 @@ from reportgen.errors import BundleError, ReportgenError
 from reportgen.pins import model_requirements
 
 if typing.TYPE_CHECKING:
+    from reportgen.matrix import MatrixOptions
     from reportgen.run import RunOptions
 
 __all__ = ["main"]
@@ -33,6 +34,10 @@ EPILOG = """examples:
   reportgen validate recipes/*.yaml                 check recipes without running them
   reportgen run recipes/*.yaml --timeout 900        several recipes, at most 15 min each
   reportgen run recipes/mixnet_l.yaml --variant default   one variant of a recipe
+  reportgen run recipes/*.yaml --gpus all           one run per GPU at a time, longest expected first
+  reportgen run recipes/*.yaml --shard 2/4 -o r2    this host's quarter of the runs (same split on every host)
+  reportgen build r1 r2 r3 r4 --out docs            one site from the shards' results
+  reportgen run recipes/*.yaml --executor ray       on a Ray cluster (RAY_ADDRESS), one GPU per run
 
 On a terminal, runs show a live status line (recipe, stage from its run.log, elapsed time); piped
 output gets one plain line per event instead. Exit codes: 0 all runs ok, 1 a run failed, 2 usage or
@@ -63,14 +68,22 @@ def _parser() -> argparse.ArgumentParser:
         )
     rep.add_argument("--out", type=Path, default=Path("docs"), help="Sphinx source directory")
     bld = sub.add_parser("build", help="render bundles into MyST pages and build the HTML site")
-    bld.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
+    bld.add_argument(
+        "results",
+        nargs="*",
+        type=Path,
+        default=[Path("results")],
+        help="bundle directories: several (the shards of a matrix, several hosts) make one site",
+    )
     bld.add_argument("--out", type=Path, default=Path("docs"), help="Sphinx source directory")
     bld.add_argument("--html", type=Path, default=None, help="HTML output (default OUT/_build/html)")
     rpr = sub.add_parser("reproduce", help="re-run a bundle's recipe (and variant); print old vs new numbers")
     rpr.add_argument("bundle", type=Path, help="bundle directory (results/<name>)")
     rpr.add_argument("-o", "--results", type=Path, default=Path("results-repro"), help="where the new bundle goes")
     for p in (run, rep, rpr):
-        _add_run_options(p)
+        _add_options(p, "RunOptions")
+    for p in (run, rep):
+        _add_options(p, "MatrixOptions")
     _add_history_parsers(sub)
     srv = sub.add_parser("serve", help="serve the built HTML site on 127.0.0.1 (Ctrl-C stops)")
     srv.add_argument(
@@ -195,12 +208,22 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    """One flag per `RunOptions` field that declares one (its metadata: flag, help, metavar)."""
+def _options_class(name: str) -> type[RunOptions] | type[MatrixOptions]:
+    """`RunOptions` (a run's knobs) or `MatrixOptions` (how runs spread over GPUs and hosts)."""
+    if name == "MatrixOptions":
+        from reportgen.matrix import MatrixOptions
+
+        return MatrixOptions
     from reportgen.run import RunOptions
 
-    hints = typing.get_type_hints(RunOptions)
-    for option in dataclasses.fields(RunOptions):
+    return RunOptions
+
+
+def _add_options(parser: argparse.ArgumentParser, name: str) -> None:
+    """One flag per field of options class `name` that declares one (its metadata: flag, help, metavar, choices)."""
+    cls = _options_class(name)
+    hints = typing.get_type_hints(cls)
+    for option in dataclasses.fields(cls):
         if "flag" not in option.metadata:
             continue
         kind = next(t for t in typing.get_args(hints[option.name]) or (hints[option.name],) if t is not type(None))
@@ -210,15 +233,15 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
             type=kind,
             default=option.default,
             metavar=option.metadata.get("metavar"),
+            choices=option.metadata.get("choices"),
             help=option.metadata["help"],
         )
 
 
-def _run_options(args: argparse.Namespace) -> RunOptions:
-    """The `RunOptions` the command line asked for."""
-    from reportgen.run import RunOptions
-
-    return RunOptions(**{f.name: getattr(args, f.name) for f in dataclasses.fields(RunOptions) if "flag" in f.metadata})
+def _options(args: argparse.Namespace, name: str) -> typing.Any:
+    """The options of class `name` the command line asked for."""
+    cls = _options_class(name)
+    return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if "flag" in f.metadata})
 
 
 def _requirements(paths: Sequence[Path]) -> list[str]:
@@ -268,18 +291,19 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.command == "history":
         return _history(args)
-    options = _run_options(args)
+    options: RunOptions = _options(args, "RunOptions")
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce
 
         reproduction = reproduce(args.bundle, args.results, options)
         print(reproduction.table())
         return 0 if reproduction.ok else 1
+    matrix: MatrixOptions = _options(args, "MatrixOptions")
     with _progress(args.results) as progress:
         if args.command == "run":
-            outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress, args.variants)
+            outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress, args.variants, matrix)
             return 0 if all(o.ok for o in outcomes) else 1
-        return pipeline.report(args.recipes, args.results, args.out, options, progress, args.variants)
+        return pipeline.report(args.recipes, args.results, args.out, options, progress, args.variants, matrix)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

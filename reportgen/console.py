@@ -67,9 +67,10 @@ class PrintProgress:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
-        """Say which run starts."""
-        self.notify(f"running {name} ({recipe_path}) [{index}/{total}]")
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
+        """Say which run starts, and where."""
+        where = f" on {slot}" if slot else ""
+        self.notify(f"running {name} ({recipe_path}){where} [{index}/{total}]")
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """Say how the run ended."""
@@ -159,7 +160,8 @@ class LiveProgress:
         )
         self._overall: TaskID | None = None
         self._current: TaskID | None = None
-        self._tail: _LogTail | None = None
+        self._runs: dict[str, tuple[TaskID, _LogTail | None]] = {}
+        self._lock = threading.Lock()
 
     def __enter__(self) -> LiveProgress:
         self._progress.start()
@@ -168,40 +170,46 @@ class LiveProgress:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self._stop_tail()
+        for name in list(self._runs):
+            self._end_run(name)
         self._progress.stop()
 
-    def _stop_tail(self) -> None:
-        if self._tail is not None:
-            self._tail.stop()
-            self._tail = None
+    def _end_run(self, name: str) -> None:
+        """Stop tailing run `name`'s log and remove its line."""
+        with self._lock:
+            task, tail = self._runs.pop(name, (None, None))
+        if tail is not None:
+            tail.stop()
+        if task is not None:
+            self._progress.remove_task(task)
 
     def _replace_current(self, description: str) -> None:
         if self._current is not None:
             self._progress.remove_task(self._current)
         self._current = self._progress.add_task(description, total=None)
 
-    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
-        """A new spinner line for the run; start tailing its log."""
-        if self._overall is None:
-            self._overall = self._progress.add_task("", total=total)
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
+        """A new spinner line for the run (one per run under way: one per GPU); start tailing its log."""
+        with self._lock:
+            if self._overall is None:
+                self._overall = self._progress.add_task("", total=total)
         self._progress.update(self._overall, description=f"[bold]run {index} of {total}[/]")
-        label = f"[bold]{escape(name)}[/]"
-        self._replace_current(f"{label}: starting")
-        current, started = self._current, time.monotonic()
+        label = f"[cyan]{escape(slot)}[/] [bold]{escape(name)}[/]" if slot else f"[bold]{escape(name)}[/]"
+        current, started = self._progress.add_task(f"{label}: starting", total=None), time.monotonic()
 
         def on_stage(stage: str) -> None:
-            if current is not None:
-                since = time.monotonic() - started
-                self._progress.update(current, description=f"{label}: {escape(stage)} [dim](since {since:.0f} s)[/]")
+            since = time.monotonic() - started
+            self._progress.update(current, description=f"{label}: {escape(stage)} [dim](since {since:.0f} s)[/]")
 
-        if self._results_dir is not None:
-            self._tail = _LogTail(self._results_dir, name, on_stage)
-            self._tail.start()
+        tail = _LogTail(self._results_dir, name, on_stage) if self._results_dir is not None else None
+        with self._lock:
+            self._runs[name] = (current, tail)
+        if tail is not None:
+            tail.start()
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """One line above the display: how the run ended."""
-        self._stop_tail()
+        self._end_run(outcome.bundle.name)
         manifest = outcome.manifest
         mark = "[green]✓[/]" if outcome.ok else "[red]✗[/]"
         note = f" [red](analysis failed: {escape(outcome.analysis_error)})[/]" if outcome.analysis_error else ""

@@ -18,6 +18,7 @@ from reportgen.bundle import (
     analysis_revision,
     bundle_lock,
     iter_bundles,
+    merge_results,
     read_analysis,
     read_capture,
     read_manifest,
@@ -25,6 +26,7 @@ from reportgen.bundle import (
     write_analysis_error,
 )
 from reportgen.errors import RecipeError, ReportgenError
+from reportgen.matrix import MatrixOptions, MatrixRun, run_matrix
 from reportgen.progress import Progress, RunOutcome, SilentProgress
 from reportgen.recipe import Recipe, Variant, load_recipe, load_recipes
 from reportgen.run import RunOptions, run_recipe
@@ -34,6 +36,8 @@ __all__ = [
     "analyze_missing",
     "build",
     "report",
+    "matrix_runs",
+    "run_one",
     "run_recipe_file",
     "run_recipes",
     "run_variant",
@@ -157,26 +161,34 @@ def run_recipes(
     options: RunOptions | None = None,
     progress: Progress | None = None,
     variants: Collection[str] | None = None,
+    matrix: MatrixOptions | None = None,
 ) -> list[RunOutcome]:
-    """Validate every recipe first (so a typo fails in seconds, not after an hour), then run each.
+    """Validate every recipe first (so a typo fails in seconds, not after an hour), then run them as `matrix`
+    says (`reportgen.matrix`: over the host's GPUs, a shard, on Ray; by default one at a time, or one per GPU
+    on a host with several).
 
     `variants` limits recipes that have variants to the named ones.
     """
     progress = progress or SilentProgress()
+    runs = matrix_runs(paths, variants)
+    outcomes = run_matrix(runs, results_dir, options or RunOptions(), matrix or MatrixOptions(), run_one, progress)
+    progress.runs_done(outcomes)
+    return outcomes
+
+
+def matrix_runs(paths: Sequence[Path], variants: Collection[str] | None = None) -> list[MatrixRun]:
+    """Every run (recipe × selected variant) of the recipes at `paths`, all validated first."""
     recipes = load_recipes(paths)
-    runs = [
-        (Path(path), recipe, variant)
+    return [
+        MatrixRun(Path(path), recipe, variant)
         for path, recipe in zip(paths, recipes, strict=True)
         for variant in _selected(recipe, Path(path), variants)
     ]
-    outcomes = []
-    for index, (path, recipe, variant) in enumerate(runs, start=1):
-        progress.run_started(recipe.bundle_name(variant), path, index, len(runs))
-        outcome = run_variant(recipe, path, results_dir, variant, options)
-        progress.run_finished(outcome)
-        outcomes.append(outcome)
-    progress.runs_done(outcomes)
-    return outcomes
+
+
+def run_one(run: MatrixRun, results_dir: Path, options: RunOptions) -> RunOutcome:
+    """One run of a matrix (`run_variant`); the executors call it, on this host or a remote one."""
+    return run_variant(run.recipe, run.recipe_path, results_dir, run.variant, options)
 
 
 def kept_runs(results_dir: Path) -> dict[str, list[RunRecord]]:
@@ -192,21 +204,32 @@ def kept_runs(results_dir: Path) -> dict[str, list[RunRecord]]:
     return runs
 
 
-def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None) -> Path:
+def build(
+    results: Path | Sequence[Path], source_dir: Path, html_dir: Path | None = None, progress: Progress | None = None
+) -> Path:
     """Analyse what is not yet, render every bundle into `source_dir/reports/`, build the HTML site.
 
-    Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and HTML are each
-    replaced whole, so a killed build leaves the previous ones readable. Returns the HTML dir.
+    Several results directories (the shards of a matrix, runs from several hosts) make one site: they are
+    merged into `source_dir/_build/results` (hard links), each bundle name's newest run its latest and its
+    other runs its history. Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and
+    HTML are each replaced whole, so a killed build leaves the previous ones readable. Returns the HTML dir.
     """
     # rendering needs Sphinx, nbformat, matplotlib; running does not
     from reportgen.render import render_site_pages
-    from reportgen.site import REPORTS_DIR, build_html, build_lock, default_html_dir, ensure_project
+    from reportgen.site import REPORTS_DIR, build_html, build_lock, default_html_dir, ensure_project, merged_results
 
     progress = progress or SilentProgress()
     html = html_dir if html_dir is not None else default_html_dir(source_dir)
-    analyze_missing(results_dir)
+    sources = [results] if isinstance(results, Path) else list(results)
+    for source in sources:
+        analyze_missing(source)
     with build_lock(source_dir):
         ensure_project(source_dir)
+        results_dir = sources[0]
+        if len(sources) > 1:
+            progress.build_stage(f"merging {len(sources)} results directories")
+            results_dir = merged_results(source_dir)
+            merge_results(sources, results_dir)
         progress.build_stage("rendering pages")
         render_site_pages(results_dir, source_dir / REPORTS_DIR, kept_runs(results_dir))
         progress.build_stage("sphinx-build")
@@ -222,8 +245,9 @@ def report(
     options: RunOptions | None = None,
     progress: Progress | None = None,
     variants: Collection[str] | None = None,
+    matrix: MatrixOptions | None = None,
 ) -> int:
     """Run recipes then build the site. Exit code 0 only if every run succeeded."""
-    outcomes = run_recipes(paths, results_dir, options, progress, variants)
+    outcomes = run_recipes(paths, results_dir, options, progress, variants, matrix)
     build(results_dir, source_dir, progress=progress)
     return 0 if all(o.ok for o in outcomes) else 1

@@ -37,8 +37,10 @@ class RunOutcome:
 class Progress(Protocol):
     """What the pipeline reports while it works (`reportgen.console`: plain lines or a live display)."""
 
-    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None: ...
-    def run_finished(self, outcome: RunOutcome) -> None: ...
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
+        """Run `name` starts, the `index`-th of `total`, in `slot` (`gpu 0`, `host`, `ray`); several may run at once."""
+    def run_finished(self, outcome: RunOutcome) -> None:
+        """A run ended (from the thread that ran it)."""
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
     def build_stage(self, stage: str) -> None: ...
     def site_built(self, html_dir: Path) -> None: ...
@@ -47,7 +49,7 @@ class Progress(Protocol):
 class SilentProgress:
     """Reports nothing: the pipeline used as a library."""
 
-    def run_started(self, name: str, recipe_path: Path, index: int, total: int) -> None:
+    def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
         """Nothing."""
 
     def run_finished(self, outcome: RunOutcome) -> None:

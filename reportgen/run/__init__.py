@@ -8,12 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from reportgen.run.launcher import RunOptions, child_env, run_recipe, sweep_work_dirs
+    from reportgen.run.launcher import RunOptions, child_env, run_recipe, stop_runs, sweep_work_dirs
+    from reportgen.run.lost import write_lost_run
 
-__all__ = ["RunOptions", "child_env", "run_recipe", "sweep_work_dirs"]
+__all__ = ["RunOptions", "child_env", "run_recipe", "stop_runs", "sweep_work_dirs", "write_lost_run"]
 
 
 def __getattr__(name: str) -> object:
+    if name == "write_lost_run":
+        from reportgen.run import lost
+
+        return lost.write_lost_run
     if name in __all__:
         from reportgen.run import launcher
 

@@ -27,6 +27,7 @@ from reportgen.locks import hold_lock
 
 __all__ = [
     "ACTIVITY_DIR",
+    "HOST_DIR_VARIABLE",
     "TIMING_LOCK",
     "HostPlacement",
     "Measurements",
@@ -35,6 +36,7 @@ __all__ = [
     "end_activity",
 ]
 
+HOST_DIR_VARIABLE = "REPORTGEN_HOST_DIR"
 ACTIVITY_DIR = "activity"
 TIMING_LOCK = "timing.lock"
 _STALE_S = 6 * 3600.0
@@ -43,7 +45,9 @@ _DONE = "done"
 
 
 def default_host_dir() -> Path:
-    """`<tmp>/reportgen-host-<uid>`: where the runs of one user on this host meet."""
+    """Where the runs on this host meet: `$REPORTGEN_HOST_DIR`, else `<tmp>/reportgen-host-<uid>` (one user's)."""
+    if chosen := os.environ.get(HOST_DIR_VARIABLE):
+        return Path(chosen)
     return Path(tempfile.gettempdir()) / f"reportgen-host-{os.getuid()}"
 
 

@@ -40,7 +40,7 @@ from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
 
-__all__ = ["LOG_TAIL_LINES", "RunOptions", "child_env", "run_recipe", "sweep_work_dirs"]
+__all__ = ["LOG_TAIL_LINES", "RunOptions", "child_env", "run_recipe", "stop_runs", "sweep_work_dirs"]
 
 LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
@@ -49,6 +49,8 @@ _OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
 _MIN_FREE_BYTES = 64 * 1024
 """Below this, a failed run's disk counts as full."""
+_LIVE: set[subprocess.Popen[bytes]] = set()
+"""The children running now (several when a matrix fills a host's GPUs), for `stop_runs`."""
 
 
 def _flag(flag: str, help: str, metavar: str | None = None) -> dict[str, object]:
@@ -177,11 +179,22 @@ def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float
         proc = subprocess.Popen(
             cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
         )
+        _LIVE.add(proc)
         try:
             timed_out = _wait(proc, timeout_s)
         finally:
+            _LIVE.discard(proc)
             end_activity(host_dir, proc.pid)  # a killed child could not say that it ended
     return proc.returncode, timed_out
+
+
+def stop_runs() -> None:
+    """Kill every running child with its process group (an interrupted matrix): their runs end as `killed`."""
+    for proc in list(_LIVE):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
 
 
 def _placement(name: str, options: RunOptions) -> HostPlacement:

@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
-from reportgen.site.build import REPORTS_DIR, STATIC_DIR, build_html, default_html_dir, ensure_project, run_sphinx
+from reportgen.site.build import (
+    REPORTS_DIR,
+    STATIC_DIR,
+    build_html,
+    default_html_dir,
+    ensure_project,
+    merged_results,
+    run_sphinx,
+)
 from reportgen.site.lock import DEFAULT_LOCK_TIMEOUT_S, LOCK_FILE, build_lock
 from reportgen.site.serve import find_html_dir, make_server
 
@@ -18,5 +26,6 @@ __all__ = [
     "ensure_project",
     "find_html_dir",
     "make_server",
+    "merged_results",
     "run_sphinx",
 ]

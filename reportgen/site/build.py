@@ -13,7 +13,15 @@ from reportgen.errors import SiteError, os_failure
 from reportgen.site.stamp import BuildStamp, clear_stamp, prune_removed, read_stamp, write_stamp
 from reportgen.site.trees import listing, other_tree, publish, published_tree, sync_tree, tree_dirs
 
-__all__ = ["REPORTS_DIR", "STATIC_DIR", "build_html", "default_html_dir", "ensure_project", "run_sphinx"]
+__all__ = [
+    "REPORTS_DIR",
+    "STATIC_DIR",
+    "build_html",
+    "default_html_dir",
+    "ensure_project",
+    "merged_results",
+    "run_sphinx",
+]
 
 REPORTS_DIR = "reports"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -61,6 +69,11 @@ def run_sphinx(source_dir: Path, html_dir: Path, jobs: str = "auto") -> None:
 
 def _sphinx_command(jobs: str) -> list[str]:
     return [sys.executable, "-m", "sphinx", "--no-color", "-W", "--keep-going", "-n", "-j", jobs, "-b", "html"]
+
+
+def merged_results(source_dir: Path) -> Path:
+    """Where a build of several results directories merges them: `source_dir/_build/results` (not a source)."""
+    return source_dir / "_build" / "results"
 
 
 def default_html_dir(source_dir: Path) -> Path:
