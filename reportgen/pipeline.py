@@ -35,8 +35,8 @@ __all__ = [
     "analyze_bundle",
     "analyze_missing",
     "build",
-    "report",
     "matrix_runs",
+    "report",
     "run_one",
     "run_recipe_file",
     "run_recipes",
@@ -210,7 +210,7 @@ def build(
     """Analyse what is not yet, render every bundle into `source_dir/reports/`, build the HTML site.
 
     Several results directories (the shards of a matrix, runs from several hosts) make one site: they are
-    merged into `source_dir/_build/results` (hard links), each bundle name's newest run its latest and its
+    merged into `source_dir/_build/results` (copies, kept between builds), each bundle name's newest run its latest and its
     other runs its history. Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and
     HTML are each replaced whole, so a killed build leaves the previous ones readable. Returns the HTML dir.
     """

@@ -39,8 +39,10 @@ class Progress(Protocol):
 
     def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
         """Run `name` starts, the `index`-th of `total`, in `slot` (`gpu 0`, `host`, `ray`); several may run at once."""
+
     def run_finished(self, outcome: RunOutcome) -> None:
         """A run ended (from the thread that ran it)."""
+
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
     def build_stage(self, stage: str) -> None: ...
     def site_built(self, html_dir: Path) -> None: ...

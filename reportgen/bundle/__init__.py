@@ -55,6 +55,7 @@ from reportgen.bundle.confine import (
     bundle_file,
 )
 from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
+from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
@@ -71,7 +72,6 @@ from reportgen.bundle.layout import (
     TRACE_FILE,
     module_dir,
 )
-from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.lock import bundle_lock, bundle_lock_path
 from reportgen.bundle.manifest import (
     Environment,
@@ -114,12 +114,12 @@ from reportgen.bundle.store import (
     write_analysis_error,
     write_bundle,
 )
-from reportgen.bundle.transfer import iter_kept_runs, merge_results, pack_bundle, unpack_bundle
 from reportgen.bundle.timing import (
     Interval,
     TimingSummary,
     format_ms,
 )
+from reportgen.bundle.transfer import iter_kept_runs, merge_results, pack_bundle, unpack_bundle
 
 __all__ = [
     "ANALYSIS_ERROR_FILE",

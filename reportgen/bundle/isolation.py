@@ -34,7 +34,8 @@ class Isolation(BundleModel):
     )
     compile_threads: int | None = Field(default=None, description="TORCHINDUCTOR_COMPILE_THREADS, when set.")
     timing_lock: bool = Field(
-        default=False, description="Whether the measurements held the host-wide timing lock (no two runs measure at once)."
+        default=False,
+        description="Whether the measurements held the host-wide timing lock (no two runs measure at once).",
     )
     lock_wait_s: float = Field(default=0.0, description="Seconds the run waited for the timing lock.")
     measured_s: float | None = Field(default=None, description="Seconds the measurements took.")

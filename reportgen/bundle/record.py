@@ -39,7 +39,9 @@ class RunRecord(BundleModel):
     speedup: float | None = None
     compile_s: float | None = None
     peak_memory_compiled_bytes: int | None = None
-    wall_time_s: float | None = Field(default=None, description="The whole run, start to end (what a scheduler plans by).")
+    wall_time_s: float | None = Field(
+        default=None, description="The whole run, start to end (what a scheduler plans by)."
+    )
 
     @classmethod
     def from_manifest(cls, manifest: Manifest, path: str) -> RunRecord:

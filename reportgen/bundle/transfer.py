@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import tarfile
 from collections.abc import Iterator, Sequence
@@ -64,22 +63,27 @@ def _started_and_id(bundle: Path) -> tuple[str, str] | None:
     return str(data.get("started_at") or ""), run_id(data)
 
 
-def _link_tree(src: Path, dest: Path) -> None:
-    """`dest` as a copy of `src` made of hard links (copies across filesystems): no bytes copied, and every
-    file keeps its mtime, so incremental renders and the history index see the runs unchanged."""
+def _signature(bundle: Path) -> list[tuple[str, int, int]]:
+    """Every file of a bundle with its size and mtime: equal signatures, equal copies."""
+    files = sorted(p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink())
+    return [(str(p.relative_to(bundle)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
 
-    def link(source: str, target: str) -> None:
-        try:
-            os.link(source, target)
-        except OSError:
-            shutil.copy2(source, target)
 
-    shutil.copytree(src, dest, copy_function=link, symlinks=True)
+def _bring(source: Path, previous: Path, target: Path) -> None:
+    """`target` as a copy of `source`: the previous merge's copy (`previous`) when it is still equal, else a new
+    one. Copies, not links: a bundle holds no file linked from elsewhere (`confine`). Files keep their mtimes,
+    so incremental renders and the history index see the runs unchanged."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if previous.is_dir() and _signature(previous) == _signature(source):
+        previous.rename(target)
+    else:
+        shutil.copytree(source, target, symlinks=True)
 
 
 def merge_results(sources: Sequence[Path], dest: Path) -> dict[str, int]:
     """Make `dest` one results directory holding every run the `sources` keep (the shards of a matrix, or
-    runs of one recipe from several hosts), rebuilt whole in one rename.
+    runs of one recipe from several hosts), replaced whole in one rename; what an earlier merge copied
+    unchanged is moved over, not copied again.
 
     A bundle name's newest run (by start time) is its latest; all its other runs are its history, so two runs
     of one recipe and variant from two hosts are both kept. The same run found twice (a copy) counts once.
@@ -97,9 +101,9 @@ def merge_results(sources: Sequence[Path], dest: Path) -> dict[str, int]:
         for name, kept in runs.items():
             ordered = sorted(kept.items(), key=lambda item: (item[1][0], item[0]))
             *older, (_, (_, newest)) = ordered
-            _link_tree(newest, tmp / name)
+            _bring(newest, dest / name, tmp / name)
             for identity, (_, bundle) in older:
-                _link_tree(bundle, tmp / HISTORY_DIR / name / identity)
+                _bring(bundle, dest / HISTORY_DIR / name / identity, tmp / HISTORY_DIR / name / identity)
 
     replace_dir(dest, fill, what="merged results directory")
     return {name: len(kept) for name, kept in sorted(runs.items())}

@@ -99,7 +99,10 @@ class LocalExecutor:
         """Run `runs` in order, as many at once as there are slots; a failing run does not stop the others."""
         if len(self.slots) == 1 or len(runs) <= 1:
             slot = self.slots[0]
-            return [self._run(slot, run, n, len(runs), results_dir, options, run_one, progress) for n, run in enumerate(runs, 1)]
+            return [
+                self._run(slot, run, n, len(runs), results_dir, options, run_one, progress)
+                for n, run in enumerate(runs, 1)
+            ]
         free, local, started = iter(self.slots), threading.local(), itertools.count(1)
         lock = threading.Lock()
 

@@ -153,7 +153,6 @@ class Measurements:
         )
 
 
-
 def end_activity(host_dir: Path, pid: int) -> None:
     """The child `pid` has ended (the launcher says so, for a child killed before it could): its last phase
     ends now. The file stays a while for runs whose measurements overlapped it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import torch
@@ -95,3 +96,12 @@ class Nap(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         time.sleep(self.ms / 1e3)
         return self.fc(x).relu()
+
+
+class WorkerKiller(nn.Module):
+    """Kills the process that launched its run (a matrix's remote worker) in forward: a lost worker."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(60)  # the child follows its parent (the run's parent watch)
+        return x
