@@ -99,7 +99,15 @@ class Nap(nn.Module):
 
 
 class WorkerKiller(nn.Module):
-    """Kills the process that launched its run (a matrix's remote worker) in forward: a lost worker."""
+    """Kills the process that launched its run (a matrix's remote worker) in forward: a lost worker.
+
+    Each attempt adds a line to the file `attempts`, when given."""
+
+    def __init__(self, attempts: str | None = None) -> None:
+        super().__init__()
+        if attempts:
+            with open(attempts, "a", encoding="utf-8") as file:
+                file.write("attempt\n")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         os.kill(os.getppid(), signal.SIGKILL)

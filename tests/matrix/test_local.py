@@ -1,0 +1,59 @@
+"""The local scheduler end to end on the CPU: two fake GPUs, shards as two hosts, one site from the shards."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import Manifest, RunStatus, iter_bundles, read_manifest
+from tests.matrix.conftest import MATRIX, MATRIX_RUNS, cli
+
+__all__: list[str] = []
+
+
+def _manifests(results: Path) -> dict[str, Manifest]:
+    return {bundle.name: read_manifest(bundle) for bundle in iter_bundles(results)}
+
+
+@pytest.mark.slow
+def test_a_matrix_fills_two_fake_gpus_and_a_killed_child_is_a_failure(work: Path, inductor_cache: Path) -> None:
+    started = time.monotonic()
+    proc = cli("run", *MATRIX, "--gpus", "0,1", "-o", "results", "--inductor-cache", inductor_cache, cwd=work)
+    stdout, stderr = proc.communicate(timeout=900)
+    wall_s = time.monotonic() - started
+    assert proc.returncode == 1, stdout + stderr  # the aborter's run failed; the others finished
+    assert "on gpu 0" in stdout and "on gpu 1" in stdout
+    manifests = _manifests(work / "results")
+    assert sorted(manifests) == sorted(MATRIX_RUNS)
+    assert manifests.pop("aborter").status is RunStatus.killed
+    assert all(m.status is RunStatus.ok for m in manifests.values()), stdout
+    isolations = {name: m.isolation for name, m in manifests.items()}
+    assert all(i is not None and i.timing_lock and i.measured_alone for i in isolations.values()), isolations
+    cores = {i.devices: i.cpus for i in isolations.values() if i is not None}
+    assert sorted(cores) == ["0", "1"]  # both GPUs used, each run pinned to its GPU's cores
+    assert not set(cores["0"]) & set(cores["1"])
+    assert any(i is not None and i.concurrent for i in isolations.values())  # runs did overlap (compiling)
+    assert wall_s < sum(m.wall_time_s for m in manifests.values()) + 30
+
+
+@pytest.mark.slow
+def test_shards_run_each_run_once_and_build_one_site(work: Path, inductor_cache: Path) -> None:
+    hosts = [  # two hosts at once; on one machine they share its timing lock
+        cli("run", *MATRIX, "--shard", f"{i}/2", "-o", f"host{i}", "--inductor-cache", inductor_cache, cwd=work)
+        for i in (1, 2)
+    ]
+    for proc in hosts:
+        stdout, stderr = proc.communicate(timeout=900)
+        assert "Traceback" not in stderr, stderr
+    shards = [sorted(_manifests(work / f"host{i}")) for i in (1, 2)]
+    assert sorted(shards[0] + shards[1]) == sorted(MATRIX_RUNS)
+    assert [len(shard) for shard in shards] == [2, 2]
+    build = cli("build", "host1", "host2", "--out", "site", cwd=work)
+    stdout, stderr = build.communicate(timeout=900)
+    assert build.returncode == 0, stdout + stderr
+    index = (work / "site" / "_build" / "html" / "reports" / "index.html").read_text(encoding="utf-8")
+    for name in MATRIX_RUNS:
+        assert (work / "site" / "_build" / "html" / "reports" / name / "index.html").is_file(), name
+        assert f"{name}/index.html" in index, name
