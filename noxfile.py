@@ -1,4 +1,4 @@
-"""Sessions: report (run + build), tests, docs, lint, bench, site_bench. Thin: install, then call the CLI."""
+"""Sessions: report (run + build), tests, docs, lint, bench, site_bench, fidelity, matrix_bench. Thin: install, then call the CLI."""
 
 from __future__ import annotations
 
@@ -83,6 +83,16 @@ def fidelity(session: nox.Session) -> None:
         "benchmarks/timing_fidelity.py",
         *(session.posargs or ["recipes/mixnet_l.yaml", "--variant", "default"]),
     )
+
+
+@nox.session(python=PYTHON)
+def matrix_bench(session: nox.Session) -> None:
+    """A matrix's throughput over the host's GPUs and its step times against runs alone (GPU; not part of `tests`).
+
+    Arguments go to benchmarks/matrix_bench.py, e.g. `nox -s matrix_bench -- alone recipes/resnet50.yaml`.
+    """
+    _install(session)
+    session.run("python", "benchmarks/matrix_bench.py", *session.posargs)
 
 
 @nox.session(python=PYTHON)

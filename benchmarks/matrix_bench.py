@@ -1,0 +1,146 @@
+"""A matrix's cost and truth: throughput over a host's GPUs, and step times under concurrency against alone.
+
+    python benchmarks/matrix_bench.py alone RECIPE [--variant NAME] [--rounds 2] [--work DIR]
+    python benchmarks/matrix_bench.py throughput RECIPES... [--work DIR]
+
+`alone`: the recipe run plainly (`reportgen run`) and through the matrix scheduler (`--gpus all`), alternating,
+`--rounds` times each (plain, matrix, plain, matrix, ...), so the host's drift shows as the spread between runs of
+one kind. Prints eager and compiled medians, the host probe, per-graph busy % and the matrix runs' isolation
+(devices, cores, compile threads, timing lock, what else ran), with the matrix's difference from the plain mean.
+
+`throughput`: the recipes with `--gpus 1` then `--gpus all` on the same machine, back to back. Prints both wall
+times and their ratio, then per run the step-time medians and per-graph busy % of the concurrent run against the
+one alone (`--gpus 1`), and each concurrent run's isolation. Both sub-commands keep their results under --work
+(`one/`, `all/`; `plain-N/`, `matrix-N/`) and print the command to build one site from them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+from reportgen.bundle import Bundle, iter_bundles, load_bundle
+
+__all__: list[str] = []
+
+
+def _run(args: list[str], results: Path) -> float:
+    """`reportgen run ARGS -o RESULTS`; its wall seconds."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "reportgen", "run", *args, "-o", str(results)], check=False)
+    return time.monotonic() - started
+
+
+def _pct(value: float | None, reference: float | None) -> str:
+    if value is None or not reference:
+        return "—"
+    return f"{(value / reference - 1) * 100:+.1f} %"
+
+
+def _num(value: float | None, spec: str = ".3f") -> str:
+    return "—" if value is None else f"{value:{spec}}"
+
+
+def _medians(bundle: Bundle) -> dict[str, float | None]:
+    """Eager and compiled step medians (ms), host probe median (ms), and each graph's busy % (union)."""
+    metrics = bundle.manifest.metrics
+    row: dict[str, float | None] = {
+        "eager ms": metrics.eager.median_ms if metrics.eager else None,
+        "compiled ms": metrics.compiled.median_ms if metrics.compiled else None,
+        "host probe ms": statistics.median(metrics.host_probe_ms) if metrics.host_probe_ms else None,
+    }
+    for graph in bundle.analysis.graphs if bundle.analysis else []:
+        if graph.graph is not None:
+            row[f"busy % {graph.label}"] = graph.busy_union_percent
+    return row
+
+
+def _isolation(bundle: Bundle) -> str:
+    iso = bundle.manifest.isolation
+    if iso is None:
+        return "not recorded"
+    others = ", ".join(f"{c.name} ({'+'.join(c.phases)})" for c in iso.concurrent) or "none"
+    return (
+        f"devices={iso.devices} cpus={iso.cpus or 'any'} compile_threads={iso.compile_threads} "
+        f"timing_lock={iso.timing_lock} lock_wait={iso.lock_wait_s:.1f}s measured={_num(iso.measured_s, '.1f')}s "
+        f"alone={iso.measured_alone} others={others} notes={iso.notes or '-'}"
+    )
+
+
+def _alone(args: argparse.Namespace, work: Path) -> None:
+    variant = ["--variant", args.variant] if args.variant else []
+    bundles: dict[str, list[Bundle]] = {"plain": [], "matrix": []}
+    for round_ in range(1, args.rounds + 1):
+        for kind, extra in (("plain", []), ("matrix", ["--gpus", "all"])):
+            results = work / f"{kind}-{round_}"
+            _run([args.recipe, *variant, *extra], results)
+            bundles[kind] += [load_bundle(b) for b in iter_bundles(results)]
+    rows = {kind: [_medians(b) for b in found] for kind, found in bundles.items()}
+    keys = list(dict.fromkeys(k for found in rows.values() for row in found for k in row))
+    table = []
+    for key in keys:
+        plain = [r[key] for r in rows["plain"] if r.get(key) is not None]
+        matrix = [r[key] for r in rows["matrix"] if r.get(key) is not None]
+        mean_plain = statistics.mean(plain) if plain else None  # type: ignore[type-var]
+        mean_matrix = statistics.mean(matrix) if matrix else None  # type: ignore[type-var]
+        diff = (
+            _pct(mean_matrix, mean_plain)
+            if not key.startswith("busy")
+            else _num(None if mean_matrix is None or mean_plain is None else mean_matrix - mean_plain, "+.1f") + " pp"
+        )
+        table.append([key, " ".join(_num(v) for v in plain), " ".join(_num(v) for v in matrix), diff])
+    print(tabulate(table, headers=["", "plain runs", "--gpus all runs", "matrix vs plain mean"], disable_numparse=True))
+    for bundle in bundles["matrix"]:
+        print(f"isolation of {bundle.path}: {_isolation(bundle)}")
+    print(f"one site: reportgen build {' '.join(str(p) for p in sorted(work.glob('*-*')))} --out {work / 'site'}")
+
+
+def _throughput(args: argparse.Namespace, work: Path) -> None:
+    one_s = _run([*args.recipes, "--gpus", "1"], work / "one")
+    all_s = _run([*args.recipes, "--gpus", "all"], work / "all")
+    print(f"--gpus 1: {one_s:.1f} s; --gpus all: {all_s:.1f} s; throughput x{one_s / all_s:.2f}\n")
+    alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
+    table = []
+    for path in iter_bundles(work / "all"):
+        concurrent, single = load_bundle(path), alone.get(path.name)
+        if single is None:
+            continue
+        ours, theirs = _medians(concurrent), _medians(single)
+        for key, value in ours.items():
+            diff = _pct(value, theirs.get(key))
+            if key.startswith("busy"):
+                other = theirs.get(key)
+                diff = "—" if value is None or other is None else f"{value - other:+.1f} pp"
+            table.append([path.name, key, _num(theirs.get(key)), _num(value), diff])
+    print(tabulate(table, headers=["run", "", "alone (--gpus 1)", "concurrent", "difference"], disable_numparse=True))
+    for path in iter_bundles(work / "all"):
+        print(f"isolation of {path.name}: {_isolation(load_bundle(path))}")
+    print(f"one site: reportgen build {work / 'all'} --out {work / 'site'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", type=Path, default=None, help="where results go (default: a new temporary dir)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    alone = sub.add_parser("alone", help="plain runs against --gpus all runs of one recipe, alternating")
+    alone.add_argument("recipe")
+    alone.add_argument("--variant")
+    alone.add_argument("--rounds", type=int, default=2)
+    through = sub.add_parser("throughput", help="--gpus 1 then --gpus all, back to back")
+    through.add_argument("recipes", nargs="+")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"results under {work}", flush=True)
+    (_alone if args.command == "alone" else _throughput)(args, work)
+
+
+if __name__ == "__main__":
+    main()
