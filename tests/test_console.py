@@ -72,6 +72,27 @@ def test_live_progress_prints_outcomes_table_and_site(tmp_path: Path, make_bundl
     assert "site: docs/_build/html/index.html" in text
 
 
+def test_live_progress_shows_every_run_under_way_with_its_gpu(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A matrix runs one run per GPU: each has its own line, with its GPU and its stage, until it ends."""
+    outcomes = _outcomes(tmp_path, make_bundle)
+    live = LiveProgress(tmp_path, Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None))
+    with live as progress:
+        progress.run_started("mixnet", Path("recipes/mixnet.yaml"), 1, 2, "gpu 0")
+        progress.run_started("crash", Path("recipes/crash.yaml"), 2, 2, "gpu 1")
+        lines = [task.description for task in live._progress.tasks]
+        assert lines[1:] == ["[cyan]gpu 0[/] [bold]mixnet[/]: starting", "[cyan]gpu 1[/] [bold]crash[/]: starting"]
+        progress.run_finished(outcomes[1])
+        assert [task.description for task in live._progress.tasks][1:] == [lines[1]]
+        progress.run_finished(outcomes[0])
+        assert len(live._progress.tasks) == 1  # the bar over the runs
+
+
+def test_print_progress_says_where_a_run_goes() -> None:
+    lines: list[str] = []
+    PrintProgress(lines.append).run_started("mixnet", Path("recipes/mixnet.yaml"), 3, 12, "gpu 1")
+    assert lines == ["running mixnet (recipes/mixnet.yaml) on gpu 1 [3/12]"]
+
+
 def test_log_tail_reports_stage_lines_of_the_right_run(tmp_path: Path) -> None:
     other = tmp_path / ".tmp-mixnet--default-0123abcd"  # a variant's run: not `mixnet`'s log
     other.mkdir()

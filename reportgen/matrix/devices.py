@@ -75,14 +75,15 @@ def resolve_gpus(spec: str | None, discover: Callable[[], list[str]] = discover_
 
 def make_slots(devices: Sequence[str | None], isolation: str, cores: Sequence[int] | None = None) -> list[Slot]:
     """One slot per device; with `cores` isolation the cores this process may use are split into contiguous,
-    disjoint shares (sizes differ by at most one). With fewer cores than devices no slot is pinned.
+    disjoint shares (sizes differ by at most one). A single slot is not pinned (its share would be every core:
+    it runs as a plain run does), nor are slots outnumbering the cores.
 
     :raises RunError: for an unknown isolation
     """
     if isolation not in ISOLATIONS:
         raise RunError(f"--isolation expects one of {', '.join(ISOLATIONS)}; got {isolation!r}")
     available = sorted(cores if cores is not None else os.sched_getaffinity(0))
-    if not isolation.startswith("cores") or len(available) < len(devices):
+    if not isolation.startswith("cores") or len(devices) == 1 or len(available) < len(devices):
         return [Slot(device) for device in devices]
     share, extra = divmod(len(available), len(devices))
     slots, start = [], 0

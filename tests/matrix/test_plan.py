@@ -99,6 +99,7 @@ def test_each_slot_gets_its_own_contiguous_cores() -> None:
     assert [s.cpus for s in make_slots(["0", "1"], "lock", cores=range(8))] == [(), ()]
     assert [s.cpus for s in make_slots(["0", "1", "2"], "cores", cores=range(2))] == [(), (), ()]  # too few
     assert make_slots([None], "none", cores=range(2))[0].label == "host"
+    assert make_slots(["0"], "cores+lock", cores=range(8))[0].cpus == ()  # one GPU: every core, as a plain run
 
 
 def test_a_bad_isolation_or_executor_fails_before_anything_runs() -> None:
