@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["MATRIX", "MATRIX_RUNS", "cli"]
+__all__ = ["MATRIX", "MATRIX_RUNS", "RECIPES", "cli"]
 
 RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
 MATRIX = ("addmul_variants.yaml", "addmul.yaml", "aborter.yaml")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from reportgen.bundle import Manifest, RunStatus, iter_bundles, read_manifest
-from tests.matrix.conftest import MATRIX, MATRIX_RUNS, cli
+from tests.matrix.conftest import MATRIX, MATRIX_RUNS, RECIPES, cli
 
 __all__: list[str] = []
 
@@ -57,3 +58,25 @@ def test_shards_run_each_run_once_and_build_one_site(work: Path, inductor_cache:
     for name in MATRIX_RUNS:
         assert (work / "site" / "_build" / "html" / "reports" / name / "index.html").is_file(), name
         assert f"{name}/index.html" in index, name
+
+
+@pytest.mark.slow
+def test_an_interrupted_matrix_kills_the_runs_under_way_and_keeps_their_bundles(work: Path) -> None:
+    sleeper = (RECIPES / "sleeper.yaml").read_text()
+    for name in ("sleeper_a", "sleeper_b"):  # hang in forward, for up to their 15 s timeout
+        (work / f"{name}.yaml").write_text(sleeper.replace("name: sleeper", f"name: {name}"))
+    proc = cli("run", "sleeper_a.yaml", "sleeper_b.yaml", "--gpus", "0,1", "-o", "results", cwd=work)
+    deadline = time.monotonic() + 60
+    while len(list((work / "results").glob(".tmp-sleeper_*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # both runs under way
+    time.sleep(2)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout + stderr
+    assert time.monotonic() - started < 10  # not waiting for the runs' timeouts
+    manifests = _manifests(work / "results")
+    assert {name: m.status for name, m in manifests.items()} == {
+        "sleeper_a": RunStatus.killed,
+        "sleeper_b": RunStatus.killed,
+    }
