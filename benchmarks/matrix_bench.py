@@ -5,7 +5,8 @@
 
 `alone`: the recipe run plainly (`reportgen run`) and through the matrix scheduler (`--gpus all`), alternating,
 `--rounds` times each (plain, matrix, plain, matrix, ...), so the host's drift shows as the spread between runs of
-one kind. Prints eager and compiled medians, the host probe, per-graph busy % and the matrix runs' isolation
+one kind; a round whose results directory already holds bundles (an earlier call with the same --work) is not
+run again, so the rounds can be split over several calls. Prints eager and compiled medians, the host probe, per-graph busy % and the matrix runs' isolation
 (devices, cores, compile threads, timing lock, what else ran), with the matrix's difference from the plain mean.
 
 `throughput`: the recipes with `--gpus 1` then `--gpus all` on the same machine, back to back. Prints both wall
@@ -31,10 +32,14 @@ from reportgen.bundle import Bundle, iter_bundles, load_bundle
 __all__: list[str] = []
 
 
+_EXTRA: list[str] = []
+"""Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
+
+
 def _run(args: list[str], results: Path) -> float:
     """`reportgen run ARGS -o RESULTS`; its wall seconds."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "reportgen", "run", *args, "-o", str(results)], check=False)
+    subprocess.run([sys.executable, "-m", "reportgen", "run", *args, *_EXTRA, "-o", str(results)], check=False)
     return time.monotonic() - started
 
 
@@ -80,7 +85,8 @@ def _alone(args: argparse.Namespace, work: Path) -> None:
     for round_ in range(1, args.rounds + 1):
         for kind, extra in (("plain", []), ("matrix", ["--gpus", "all"])):
             results = work / f"{kind}-{round_}"
-            _run([args.recipe, *variant, *extra], results)
+            if not any(iter_bundles(results)):  # a round done by an earlier call (same --work) is kept
+                _run([args.recipe, *variant, *extra], results)
             bundles[kind] += [load_bundle(b) for b in iter_bundles(results)]
     rows = {kind: [_medians(b) for b in found] for kind, found in bundles.items()}
     keys = list(dict.fromkeys(k for found in rows.values() for row in found for k in row))
@@ -128,6 +134,7 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="where results go (default: a new temporary dir)")
+    parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against --gpus all runs of one recipe, alternating")
     alone.add_argument("recipe")
@@ -136,6 +143,8 @@ def main() -> None:
     through = sub.add_parser("throughput", help="--gpus 1 then --gpus all, back to back")
     through.add_argument("recipes", nargs="+")
     args = parser.parse_args()
+    if args.inductor_cache:
+        _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"results under {work}", flush=True)
