@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.errors import RunError
+from reportgen.bundle import HISTORY_INDEX_FILE, RunStatus, iter_bundles, read_manifest
+from reportgen.errors import ReportgenError, RunError
 from reportgen.recipe import Recipe, Variant
 
 __all__ = ["MatrixRun", "Shard", "expected_durations", "longest_first", "parse_shard", "shard_runs"]
@@ -69,18 +71,28 @@ def shard_runs(runs: Sequence[MatrixRun], shard: Shard | None) -> list[MatrixRun
 
 
 def expected_durations(results_dir: Path) -> dict[str, float]:
-    """Each bundle name's latest successful wall time in `results_dir`'s history index (empty without one)."""
+    """Each bundle name's latest successful wall time: from `results_dir`'s history index when it has one
+    (`reportgen build` and `reportgen history` keep it), else from its latest bundles' manifests. Planning
+    creates no file: a run into a fresh or full results directory writes only its bundles."""
     from reportgen.history import HistoryIndex
 
-    if not results_dir.is_dir():
-        return {}
     durations: dict[str, float] = {}
-    with HistoryIndex(results_dir) as index:
-        for problem in index.update().unreadable:
-            logger.warning("left out of the history: %s", problem)
-        for record in index.runs():  # oldest first: the latest run wins
-            if record.status == "ok" and record.wall_time_s is not None:
-                durations[record.name] = record.wall_time_s
+    if (results_dir / HISTORY_INDEX_FILE).is_file():
+        try:
+            with HistoryIndex(results_dir) as index:
+                index.update()
+                records = index.runs()  # oldest first: the latest run wins
+        except (sqlite3.Error, OSError, ReportgenError) as exc:
+            logger.warning("history index not read, planning from the latest bundles: %s", exc)
+        else:
+            return {r.name: r.wall_time_s for r in records if r.status == "ok" and r.wall_time_s is not None}
+    for bundle in iter_bundles(results_dir):
+        try:
+            manifest = read_manifest(bundle)
+        except ReportgenError:
+            continue
+        if manifest.status is RunStatus.ok:
+            durations[manifest.name] = manifest.wall_time_s
     return durations
 
 

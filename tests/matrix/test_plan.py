@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reportgen.bundle import RunStatus
+from reportgen.bundle import HISTORY_INDEX_FILE, RunStatus
 from reportgen.errors import RunError
+from reportgen.history import HistoryIndex
 from reportgen.matrix import (
     MatrixOptions,
     MatrixRun,
@@ -69,10 +70,17 @@ def test_runs_never_run_start_first_then_the_longest() -> None:
     assert [r.name for r in ordered] == ["new", "long", "middle", "short"]
 
 
-def test_expected_durations_come_from_the_history_index(tmp_path: Path, make_bundle: MakeBundle) -> None:
+def test_expected_durations_come_from_the_history_index_or_the_bundles(
+    tmp_path: Path, make_bundle: MakeBundle
+) -> None:
     make_bundle(tmp_path, "fast")
     make_bundle(tmp_path, "broken", status=RunStatus.failed)
     assert expected_durations(tmp_path) == {"fast": 300.0}  # a failed run says nothing about a run's length
+    assert not (tmp_path / HISTORY_INDEX_FILE).exists()  # planning writes nothing
+    with HistoryIndex(tmp_path) as index:
+        index.update()
+    make_bundle(tmp_path, "fast", status=RunStatus.failed)  # the latest failed: the one before it counts
+    assert expected_durations(tmp_path) == {"fast": 300.0}
     assert expected_durations(tmp_path / "missing") == {}
 
 
