@@ -9,7 +9,8 @@ one kind; a round whose results directory already holds bundles (an earlier call
 run again, so the rounds can be split over several calls. Prints eager and compiled medians, the host probe, per-graph busy % and the matrix runs' isolation
 (devices, cores, compile threads, timing lock, what else ran), with the matrix's difference from the plain mean.
 
-`throughput`: the recipes with `--gpus 1` then `--gpus all` on the same machine, back to back. Prints both wall
+`throughput`: the recipes with `--gpus 1` then `--gpus all` on the same machine, back to back, each run with a
+fresh Inductor cache (no --inductor-cache here: the second pass would compile warm). Prints both wall
 times and their ratio, then per run the step-time medians and per-graph busy % of the concurrent run against the
 one alone (`--gpus 1`), and each concurrent run's isolation. Both sub-commands keep their results under --work
 (`one/`, `all/`; `plain-N/`, `matrix-N/`) and print the command to build one site from them.
@@ -109,8 +110,11 @@ def _alone(args: argparse.Namespace, work: Path) -> None:
 
 
 def _throughput(args: argparse.Namespace, work: Path) -> None:
-    one_s = _run([*args.recipes, "--gpus", "1"], work / "one")
-    all_s = _run([*args.recipes, "--gpus", "all"], work / "all")
+    if _EXTRA:
+        print("note: with --inductor-cache the second pass compiles warm: its wall time is not comparable")
+    variants = [arg for name in args.variant or [] for arg in ("--variant", name)]
+    one_s = _run([*args.recipes, *variants, "--gpus", "1"], work / "one")
+    all_s = _run([*args.recipes, *variants, "--gpus", "all"], work / "all")
     print(f"--gpus 1: {one_s:.1f} s; --gpus all: {all_s:.1f} s; throughput x{one_s / all_s:.2f}\n")
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
     table = []
@@ -142,6 +146,7 @@ def main() -> None:
     alone.add_argument("--rounds", type=int, default=2)
     through = sub.add_parser("throughput", help="--gpus 1 then --gpus all, back to back")
     through.add_argument("recipes", nargs="+")
+    through.add_argument("--variant", action="append", help="only these variants of recipes that have them")
     args = parser.parse_args()
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
