@@ -24,6 +24,7 @@ from reportgen.bundle import (
     write_analysis,
     write_analysis_error,
 )
+from reportgen.compare import refresh_comparison, refresh_comparisons
 from reportgen.errors import RecipeError, ReportgenError
 from reportgen.progress import Progress, RunOutcome, SilentProgress
 from reportgen.recipe import Recipe, Variant, load_recipe, load_recipes
@@ -134,12 +135,15 @@ def run_variant(
 ) -> RunOutcome:
     """Run one recipe variant into `results_dir/<bundle name>/` and analyse it: what `reportgen run`,
     `reportgen reproduce` and the reproducer notebook all do. Runs of one bundle take turns
-    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle."""
-    with bundle_lock(results_dir, recipe.bundle_name(variant)):
+    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle (kept in the history);
+    the new bundle keeps its comparison with the run before it."""
+    name = recipe.bundle_name(variant)
+    with bundle_lock(results_dir, name):
         bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
         manifest = read_manifest(bundle)
         started = time.monotonic()
         error = analyze_bundle(bundle, manifest)
+        refresh_comparison(results_dir, kept_runs(results_dir, name).get(name, []))
     return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
 
 
@@ -179,15 +183,16 @@ def run_recipes(
     return outcomes
 
 
-def kept_runs(results_dir: Path) -> dict[str, list[RunRecord]]:
-    """Every bundle's kept runs, oldest first, from the history index (brought up to date first)."""
+def kept_runs(results_dir: Path, name: str | None = None) -> dict[str, list[RunRecord]]:
+    """Every bundle's kept runs (or bundle `name`'s), oldest first, from the history index (brought up to
+    date first)."""
     from reportgen.history import HistoryIndex
 
     with HistoryIndex(results_dir) as index:
         for problem in index.update().unreadable:
             logger.warning("left out of the history: %s", problem)
         runs: dict[str, list[RunRecord]] = {}
-        for run in index.runs():
+        for run in index.runs(name=name):
             runs.setdefault(run.name, []).append(run)
     return runs
 
@@ -207,8 +212,10 @@ def build(results_dir: Path, source_dir: Path, html_dir: Path | None = None, pro
     analyze_missing(results_dir)
     with build_lock(source_dir):
         ensure_project(source_dir)
+        history = kept_runs(results_dir)
+        refresh_comparisons(results_dir, history)
         progress.build_stage("rendering pages")
-        render_site_pages(results_dir, source_dir / REPORTS_DIR, kept_runs(results_dir))
+        render_site_pages(results_dir, source_dir / REPORTS_DIR, history)
         progress.build_stage("sphinx-build")
         build_html(source_dir, html)
     progress.site_built(html)

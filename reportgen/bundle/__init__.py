@@ -48,6 +48,7 @@ from reportgen.bundle.categories import (
     category_color,
     seed_category,
 )
+from reportgen.bundle.comparison import CategoryChange, Comparison, KernelChange, MetricChange, Side
 from reportgen.bundle.confine import (
     MAX_JSON_BYTES,
     MAX_MODULE_BYTES,
@@ -59,6 +60,7 @@ from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
     CAPTURE_FILE,
+    COMPARISON_FILE,
     GRAPHS_DIR,
     HISTORY_DIR,
     HISTORY_INDEX_FILE,
@@ -84,7 +86,7 @@ from reportgen.bundle.manifest import (
     StepTimes,
     Versions,
 )
-from reportgen.bundle.record import RunRecord
+from reportgen.bundle.record import AnalysisHead, RunRecord
 from reportgen.bundle.sources import (
     GraphModule,
     IndexedKernel,
@@ -101,8 +103,10 @@ from reportgen.bundle.store import (
     load_bundle,
     read_analysis,
     read_analysis_error,
+    read_analysis_head,
     read_bundle_text,
     read_capture,
+    read_comparison,
     read_log_tail,
     read_manifest,
     read_recipe_text,
@@ -112,6 +116,7 @@ from reportgen.bundle.store import (
     write_analysis,
     write_analysis_error,
     write_bundle,
+    write_comparison,
 )
 from reportgen.bundle.timing import (
     Interval,
@@ -127,6 +132,7 @@ __all__ = [
     "CAPTURE_FILE",
     "CATEGORIES",
     "CATEGORY_ORDER",
+    "COMPARISON_FILE",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -145,6 +151,7 @@ __all__ = [
     "SEED_BUCKETS",
     "TRACE_FILE",
     "Analysis",
+    "AnalysisHead",
     "AutotuneChoice",
     "AutotuneOp",
     "Bundle",
@@ -153,6 +160,8 @@ __all__ = [
     "BusySource",
     "Capture",
     "Category",
+    "CategoryChange",
+    "Comparison",
     "CompileDiagnostics",
     "Environment",
     "Finding",
@@ -171,9 +180,11 @@ __all__ = [
     "Kernel",
     "KernelBackend",
     "KernelBenchmark",
+    "KernelChange",
     "KernelSource",
     "KernelTable",
     "Manifest",
+    "MetricChange",
     "Metrics",
     "ModuleFile",
     "ModuleIndex",
@@ -183,6 +194,7 @@ __all__ = [
     "RegionEvidence",
     "RunRecord",
     "RunStatus",
+    "Side",
     "StepAnalysis",
     "StepTimes",
     "TimingSummary",
@@ -201,8 +213,10 @@ __all__ = [
     "module_dir",
     "read_analysis",
     "read_analysis_error",
+    "read_analysis_head",
     "read_bundle_text",
     "read_capture",
+    "read_comparison",
     "read_log_tail",
     "read_manifest",
     "read_recipe_text",
@@ -214,5 +228,6 @@ __all__ = [
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
+    "write_comparison",
     "write_if_changed",
 ]
