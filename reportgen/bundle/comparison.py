@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from reportgen.bundle.base import BundleModel
+from reportgen.bundle.base import SCHEMA_VERSION, BundleModel
 
 __all__ = ["CategoryChange", "Comparison", "KernelChange", "MetricChange", "Side"]
 
@@ -74,6 +74,7 @@ class CategoryChange(BundleModel):
 class Comparison(BundleModel):
     """Two runs of one recipe (and variant) side by side."""
 
+    schema_version: Literal[1] = SCHEMA_VERSION
     name: str
     before: Side
     after: Side
