@@ -26,6 +26,7 @@ from reportgen.render.notebook import Headline, comparison_table
 from reportgen.render.pages import ChartFiles, report_page
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.report import draw_charts, inductor_sections, leading_sections
+from reportgen.render.trends import trend_chart
 
 __all__ = [
     "COMPARISON_HEADERS",
@@ -48,6 +49,7 @@ __all__ = [
     "render_site_pages",
     "report_page",
     "seconds_text",
+    "trend_chart",
     "us_text",
     "verdict_text",
 ]
