@@ -259,7 +259,7 @@ def render_site_pages(
 
     :param history: each bundle's kept runs, oldest first (the history index's records): a bundle with two or
         more gets a trend page and sparkline (its render key includes them), and each kept run its own report
-        (`<name>@<run id>/`)
+        (`<name>~<run id>/`)
 
     :returns: the index page and the report pages, at their paths
     """

@@ -11,7 +11,7 @@ Layout written under `reports_dir` (`render.incremental` decides which bundles t
     <bundle>/reproduce.ipynb  downloads (render.downloads), with trace.json.gz, modules.tar.gz, manifest.json
     <bundle>/history.md   its kept runs over time (render.trends), with two runs or more
     <bundle>/compare.md   its comparison with the run before (render.comparison), when it has one
-    <bundle>@<run id>/    the report of a kept earlier run, laid out as above
+    <bundle>~<run id>/    the report of a kept earlier run, laid out as above
 """
 
 from __future__ import annotations

@@ -17,20 +17,23 @@ from matplotlib.figure import Figure
 
 from reportgen.bundle import Comparison, RunRecord, format_ms
 from reportgen.render.comparison import COMPARE_PAGE, verdict_text
-from reportgen.render.markup import MISSING, ORPHAN, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_span, escape_md, figure, list_table
 
 __all__ = ["HISTORY_PAGE", "history_page", "history_section", "run_page", "sparkline", "trend_chart"]
 
 HISTORY_PAGE = "history"
 """The trend page, next to the latest run's report (`<bundle>/history.md`)."""
+RUN_PAGE_SEPARATOR = "~"
+"""Between a bundle's name and a kept run's id in the run's page directory: no bundle name holds it, and URLs
+keep it as is."""
 _DPI = 110
 _GiB = float(1 << 30)
 
 
 def run_page(run: RunRecord) -> str:
-    """The page directory of a run's report under `reports/`: `<name>` for the latest, `<name>@<run id>` for a
+    """The page directory of a run's report under `reports/`: `<name>` for the latest, `<name>~<run id>` for a
     kept one."""
-    return run.name if run.path == run.name else f"{run.name}@{PurePosixPath(run.path).name}"
+    return run.name if run.path == run.name else f"{run.name}{RUN_PAGE_SEPARATOR}{PurePosixPath(run.path).name}"
 
 
 def _steps(axes: Axes, xs: list[int], runs: Sequence[RunRecord]) -> None:
@@ -70,26 +73,34 @@ def _mark_versions(panels: Sequence[Axes], runs: Sequence[RunRecord]) -> None:
 
 def trend_chart(runs: Sequence[RunRecord], path: Path) -> Path:
     """Step times (with inter-quartile bars), speedup, compile time, peak memory, busy % per graph and kernel
-    count, run by run; a dashed line where the torch version changed."""
-    fig = Figure(figsize=(8.0, 11.0), dpi=_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    panels = fig.subplots(6, 1, sharex=True, height_ratios=[2, 1, 1, 1, 1.4, 1])
-    steps, speedup, compile_, memory, busy, kernels = panels
-    xs = list(range(len(runs)))
-    _steps(steps, xs, runs)
-    _line(speedup, xs, [r.speedup for r in runs], "speedup (x)")
-    speedup.axhline(1.0, color="#bbbbbb", linewidth=0.8)
-    _line(compile_, xs, [r.compile_s for r in runs], "compile (s)")
+    count, run by run (a panel without a value in any run is left out); a dashed line where the torch version
+    changed."""
     peak = [r.peak_memory_compiled_bytes / _GiB if r.peak_memory_compiled_bytes else None for r in runs]
-    _line(memory, xs, peak, "peak memory,\ncompiled (GiB)")
     graphs = sorted({g for r in runs for g in r.busy_percent})
-    for graph in graphs:
-        _line(busy, xs, [r.busy_percent.get(graph) for r in runs], "busy (%)", name=graph)
-    if graphs:
-        busy.legend(loc="best", fontsize=7)
-    _line(kernels, xs, [r.kernel_count for r in runs], "kernels")
+    lines: list[tuple[str, list[tuple[str | None, Sequence[float | None]]]]] = [
+        ("speedup (x)", [(None, [r.speedup for r in runs])]),
+        ("compile (s)", [(None, [r.compile_s for r in runs])]),
+        ("peak memory,\ncompiled (GiB)", [(None, peak)]),
+        ("busy (%)", [(g, [r.busy_percent.get(g) for r in runs]) for g in graphs]),
+        ("kernels", [(None, [r.kernel_count for r in runs])]),
+    ]
+    lines = [(label, series) for label, series in lines if any(v is not None for _, s in series for v in s)]
+    fig = Figure(figsize=(8.0, 3.0 + 1.6 * len(lines)), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    panels = list(
+        fig.subplots(1 + len(lines), 1, sharex=True, height_ratios=[2] + [1] * len(lines), squeeze=False)[:, 0]
+    )
+    xs = list(range(len(runs)))
+    _steps(panels[0], xs, runs)
+    for axes, (label, series) in zip(panels[1:], lines, strict=True):
+        for name, values in series:
+            _line(axes, xs, values, label, name)
+        if label.startswith("speedup"):
+            axes.axhline(1.0, color="#bbbbbb", linewidth=0.8)
+        if any(name for name, _ in series):
+            axes.legend(loc="best", fontsize=7)
     _mark_versions(panels, runs)
-    kernels.set_xticks(xs, [r.started_at[5:16].replace("T", " ") for r in runs], rotation=30, ha="right")
+    panels[-1].set_xticks(xs, [r.started_at[5:16].replace("T", " ") for r in runs], rotation=30, ha="right")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
     return path
@@ -156,7 +167,7 @@ def history_page(title: str, runs: Sequence[RunRecord], chart: str | None) -> st
                 "of the compiled steps, busy % per compiled graph and distinct kernels, oldest run first.",
             )
         )
-    parts.append(list_table(headers, rows))
+    parts.append(list_table(headers, rows, classes=SORTABLE))
     return "\n\n".join(parts) + "\n"
 
 

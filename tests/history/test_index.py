@@ -153,7 +153,7 @@ def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
     assert "## History\n\n2 runs of this bundle are kept: [their trend](history.md)" in page
     assert "[Compared with the run before](compare.md): " in page
     trend = (reports / "quickstart" / "history.md").read_text()
-    [kept] = [p.name for p in reports.iterdir() if p.name.startswith("quickstart@")]
+    [kept] = [p.name for p in reports.iterdir() if p.name.startswith("quickstart~")]
     assert f"(<../{kept}/index.md>)" in trend and "2\\.14.1" in trend
     assert (reports / "quickstart" / "quickstart-history.png").read_bytes().startswith(b"\x89PNG")
     assert "An earlier run, kept in the history of [quickstart]" in (reports / kept / "index.md").read_text()

@@ -53,11 +53,11 @@ def test_the_trend_page_links_every_run_to_its_report_newest_first(tmp_path: Pat
     rows = text.split("* - ")[2:]
     assert [row.split("\n")[0] for row in rows] == [
         "[2026\\-11\\-03 10\\:00](<index.md>) (this report)",
-        "[2026\\-11\\-02 10\\:00](<../quickstart@20261102T100000-00000002/index.md>)",
-        "[2026\\-11\\-01 10\\:00](<../quickstart@20261101T100000-00000001/index.md>)",
+        "[2026\\-11\\-02 10\\:00](<../quickstart~20261102T100000-00000002/index.md>)",
+        "[2026\\-11\\-01 10\\:00](<../quickstart~20261101T100000-00000001/index.md>)",
     ]
     assert "2\\.14.1" in rows[0] and "1.26×" in rows[0] and "fwd\\#0\u00a042" in rows[0] and "  - 9\n" in rows[0]
-    assert run_page(RUNS[0]) == "quickstart@20261101T100000-00000001" and run_page(RUNS[2]) == "quickstart"
+    assert run_page(RUNS[0]) == "quickstart~20261101T100000-00000001" and run_page(RUNS[2]) == "quickstart"
 
 
 def test_the_history_section_links_the_trend_page() -> None:
@@ -76,3 +76,14 @@ def test_the_chart_is_the_same_bytes_for_the_same_runs(tmp_path: Path) -> None:
     first = trend_chart(RUNS, tmp_path / "a.png").read_bytes()
     assert trend_chart(RUNS, tmp_path / "b.png").read_bytes() == first
     assert trend_chart(RUNS[:2], tmp_path / "c.png").read_bytes() != first
+
+
+def _png_height(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_panels_without_a_value_in_any_run_are_left_out(tmp_path: Path) -> None:
+    """CPU runs measure no peak memory: no empty panel. Steps, speedup, compile; then busy and kernels too."""
+    bare = _png_height(trend_chart(RUNS, tmp_path / "bare.png"))
+    fuller = [r.model_copy(update={"busy_percent": {"fwd#0": 40.0}, "kernel_count": 7}) for r in RUNS]
+    assert _png_height(trend_chart(fuller, tmp_path / "fuller.png")) - bare == round(2 * 1.6 * 110)
