@@ -120,8 +120,9 @@ def _add_history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     cmp.add_argument(
         "--threshold",
         type=_fraction,
-        default=0.05,
-        help="how far a headline metric must move, beyond its intervals, to count (default 0.05 = 5 %%)",
+        default=None,
+        help="how far a headline metric must move, beyond its intervals, to count (default: the later run's "
+        "recipe `regression_threshold`, 0.05 = 5 %% unless the recipe says otherwise)",
     )
     hst = sub.add_parser("history", help="list every run kept in a results directory (the history index)")
     hst.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")

@@ -25,6 +25,7 @@ from reportgen.bundle import (
     write_analysis,
     write_analysis_error,
 )
+from reportgen.compare import refresh_comparison, refresh_comparisons
 from reportgen.errors import RecipeError, ReportgenError
 from reportgen.matrix import MatrixOptions, MatrixRun, run_matrix
 from reportgen.progress import Progress, RunOutcome, SilentProgress
@@ -138,12 +139,15 @@ def run_variant(
 ) -> RunOutcome:
     """Run one recipe variant into `results_dir/<bundle name>/` and analyse it: what `reportgen run`,
     `reportgen reproduce` and the reproducer notebook all do. Runs of one bundle take turns
-    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle."""
-    with bundle_lock(results_dir, recipe.bundle_name(variant)):
+    (`bundle.bundle_lock`): a second waits for the first, then replaces its bundle (kept in the history);
+    the new bundle keeps its comparison with the run before it."""
+    name = recipe.bundle_name(variant)
+    with bundle_lock(results_dir, name):
         bundle = run_recipe(recipe, recipe_path, results_dir, options, variant)
         manifest = read_manifest(bundle)
         started = time.monotonic()
         error = analyze_bundle(bundle, manifest)
+        refresh_comparison(results_dir, kept_runs(results_dir, name).get(name, []))
     return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
 
 
@@ -171,7 +175,10 @@ def run_recipes(
     """
     progress = progress or SilentProgress()
     runs = matrix_runs(paths, variants)
-    outcomes = run_matrix(runs, results_dir, options or RunOptions(), matrix or MatrixOptions(), run_one, progress)
+    matrix = matrix or MatrixOptions()
+    outcomes = run_matrix(runs, results_dir, options or RunOptions(), matrix, run_one, progress)
+    if matrix.executor != "local":  # a remote run had no run before it where it ran: compare it here
+        refresh_comparisons(results_dir, kept_runs(results_dir))
     progress.runs_done(outcomes)
     return outcomes
 
@@ -191,15 +198,16 @@ def run_one(run: MatrixRun, results_dir: Path, options: RunOptions) -> RunOutcom
     return run_variant(run.recipe, run.recipe_path, results_dir, run.variant, options)
 
 
-def kept_runs(results_dir: Path) -> dict[str, list[RunRecord]]:
-    """Every bundle's kept runs, oldest first, from the history index (brought up to date first)."""
+def kept_runs(results_dir: Path, name: str | None = None) -> dict[str, list[RunRecord]]:
+    """Every bundle's kept runs (or bundle `name`'s), oldest first, from the history index (brought up to
+    date first)."""
     from reportgen.history import HistoryIndex
 
     with HistoryIndex(results_dir) as index:
         for problem in index.update().unreadable:
             logger.warning("left out of the history: %s", problem)
         runs: dict[str, list[RunRecord]] = {}
-        for run in index.runs():
+        for run in index.runs(name=name):
             runs.setdefault(run.name, []).append(run)
     return runs
 
@@ -210,8 +218,8 @@ def build(
     """Analyse what is not yet, render every bundle into `source_dir/reports/`, build the HTML site.
 
     Several results directories (the shards of a matrix, runs from several hosts) make one site: they are
-    merged into `source_dir/_build/results` (copies, kept between builds), each bundle name's newest run its latest and its
-    other runs its history. Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and
+    merged into `source_dir/_build/results` (copies, kept between builds),
+    each bundle name's newest run its latest and its other runs its history. Builds of one `source_dir` take turns (`reportgen.site.build_lock`); pages and
     HTML are each replaced whole, so a killed build leaves the previous ones readable. Returns the HTML dir.
     """
     # rendering needs Sphinx, nbformat, matplotlib; running does not
@@ -230,8 +238,10 @@ def build(
             progress.build_stage(f"merging {len(sources)} results directories")
             results_dir = merged_results(source_dir)
             merge_results(sources, results_dir)
+        history = kept_runs(results_dir)
+        refresh_comparisons(results_dir, history)
         progress.build_stage("rendering pages")
-        render_site_pages(results_dir, source_dir / REPORTS_DIR, kept_runs(results_dir))
+        render_site_pages(results_dir, source_dir / REPORTS_DIR, history)
         progress.build_stage("sphinx-build")
         build_html(source_dir, html)
     progress.site_built(html)

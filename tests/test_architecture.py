@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,14 @@ def test_no_import_cycle() -> None:
     # A package's __init__ importing its own submodules is the face, not a cycle, unless a submodule imports
     # the face back.
     assert cycles == []
+
+
+def test_running_loads_no_rendering_library() -> None:
+    """`reportgen run` (cli → pipeline, with compare keeping each bundle's comparison) loads neither matplotlib,
+    nbformat nor Sphinx: a GPU host may have only what running needs (the device image lacks nbformat)."""
+    code = (
+        "import sys, reportgen.cli, reportgen.pipeline, reportgen.compare; "
+        "print(sorted(m for m in ('matplotlib', 'nbformat', 'sphinx', 'myst_parser', 'tabulate') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -48,6 +48,7 @@ from reportgen.bundle.categories import (
     category_color,
     seed_category,
 )
+from reportgen.bundle.comparison import CategoryChange, Comparison, KernelChange, MetricChange, Side
 from reportgen.bundle.confine import (
     MAX_JSON_BYTES,
     MAX_MODULE_BYTES,
@@ -60,6 +61,7 @@ from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
     CAPTURE_FILE,
+    COMPARISON_FILE,
     GRAPHS_DIR,
     HISTORY_DIR,
     HISTORY_INDEX_FILE,
@@ -85,7 +87,7 @@ from reportgen.bundle.manifest import (
     StepTimes,
     Versions,
 )
-from reportgen.bundle.record import RunRecord
+from reportgen.bundle.record import AnalysisHead, RunRecord
 from reportgen.bundle.sources import (
     GraphModule,
     IndexedKernel,
@@ -102,8 +104,10 @@ from reportgen.bundle.store import (
     load_bundle,
     read_analysis,
     read_analysis_error,
+    read_analysis_head,
     read_bundle_text,
     read_capture,
+    read_comparison,
     read_log_tail,
     read_manifest,
     read_recipe_text,
@@ -113,6 +117,7 @@ from reportgen.bundle.store import (
     write_analysis,
     write_analysis_error,
     write_bundle,
+    write_comparison,
 )
 from reportgen.bundle.timing import (
     Interval,
@@ -129,6 +134,7 @@ __all__ = [
     "CAPTURE_FILE",
     "CATEGORIES",
     "CATEGORY_ORDER",
+    "COMPARISON_FILE",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -147,6 +153,7 @@ __all__ = [
     "SEED_BUCKETS",
     "TRACE_FILE",
     "Analysis",
+    "AnalysisHead",
     "AutotuneChoice",
     "AutotuneOp",
     "Bundle",
@@ -155,6 +162,8 @@ __all__ = [
     "BusySource",
     "Capture",
     "Category",
+    "CategoryChange",
+    "Comparison",
     "CompileDiagnostics",
     "ConcurrentRun",
     "Environment",
@@ -175,9 +184,11 @@ __all__ = [
     "Kernel",
     "KernelBackend",
     "KernelBenchmark",
+    "KernelChange",
     "KernelSource",
     "KernelTable",
     "Manifest",
+    "MetricChange",
     "Metrics",
     "ModuleFile",
     "ModuleIndex",
@@ -188,6 +199,7 @@ __all__ = [
     "RunPhase",
     "RunRecord",
     "RunStatus",
+    "Side",
     "StepAnalysis",
     "StepTimes",
     "TimingSummary",
@@ -209,8 +221,10 @@ __all__ = [
     "pack_bundle",
     "read_analysis",
     "read_analysis_error",
+    "read_analysis_head",
     "read_bundle_text",
     "read_capture",
+    "read_comparison",
     "read_log_tail",
     "read_manifest",
     "read_recipe_text",
@@ -223,5 +237,6 @@ __all__ = [
     "write_analysis",
     "write_analysis_error",
     "write_bundle",
+    "write_comparison",
     "write_if_changed",
 ]

@@ -7,6 +7,7 @@
         capture.json         Capture: graph and kernel benchmarks, compile diagnostics (GPU runs)
         analysis.json        Analysis: kernel tables, graphs, busy %, findings (written by analyze)
         analysis-error.txt   why the last analysis failed, if it did
+        comparison.json      Comparison with the run this one replaced (written by the pipeline)
         recipe.yaml          the recipe file as the user wrote it
         trace.json.gz        torch.profiler chrome trace of the profiled compiled steps
         run.log              the run's stdout + stderr, scrubbed of secrets
@@ -26,6 +27,7 @@ __all__ = [
     "ANALYSIS_ERROR_FILE",
     "ANALYSIS_FILE",
     "CAPTURE_FILE",
+    "COMPARISON_FILE",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -45,6 +47,7 @@ LOCKS_DIR = ".locks"
 CAPTURE_FILE = "capture.json"
 ANALYSIS_FILE = "analysis.json"
 ANALYSIS_ERROR_FILE = "analysis-error.txt"
+COMPARISON_FILE = "comparison.json"
 RECIPE_FILE = "recipe.yaml"
 TRACE_FILE = "trace.json.gz"
 LOG_FILE = "run.log"

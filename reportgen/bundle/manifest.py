@@ -164,6 +164,11 @@ class Manifest(BundleModel):
     )
     recipe_sha256: str
     recipe_path: str
+    git_commit: str | None = Field(
+        default=None,
+        description="`HEAD` of the git repository holding the recipe file as the run ended, `+dirty` when "
+        "tracked files had changed; None outside a repository.",
+    )
     status: RunStatus
     exit_code: int | None = None
     error: str | None = Field(default=None, description="One-paragraph error, for failed runs.")

@@ -4,12 +4,43 @@ from __future__ import annotations
 
 import statistics
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from reportgen.bundle.base import BundleModel
 from reportgen.bundle.manifest import Manifest
 
-__all__ = ["RunRecord"]
+__all__ = ["AnalysisHead", "RunRecord"]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _GraphHead(_View):
+    label: str
+    busy_union_percent: float | None = None
+    busy_seed_percent: float | None = None
+
+
+class _KernelsHead(_View):
+    kernels: list[object]
+
+
+class AnalysisHead(_View):
+    """The few numbers of an analysis.json the history keeps per run, read without validating the rest
+    (an analysis of a large model holds megabytes of kernel rows)."""
+
+    graphs: list[_GraphHead] = []
+    kernels: _KernelsHead | None = None
+
+    def busy_percent(self) -> dict[str, float]:
+        """Headline busy % per compiled graph (`-p` where measured, else the union; see `GraphAnalysis`)."""
+        out = {}
+        for graph in self.graphs:
+            busy = graph.busy_seed_percent if graph.busy_seed_percent is not None else graph.busy_union_percent
+            if busy is not None:
+                out[graph.label] = busy
+        return out
 
 
 class RunRecord(BundleModel):
@@ -39,13 +70,16 @@ class RunRecord(BundleModel):
     speedup: float | None = None
     compile_s: float | None = None
     peak_memory_compiled_bytes: int | None = None
+    git_commit: str | None = Field(default=None, description="The recipe's git commit (`+dirty` with changes).")
+    busy_percent: dict[str, float] = Field(default_factory=dict, description="Headline busy % per compiled graph.")
+    kernel_count: int | None = Field(default=None, description="Distinct kernels in the profiled steps.")
     wall_time_s: float | None = Field(
         default=None, description="The whole run, start to end (what a scheduler plans by)."
     )
 
     @classmethod
-    def from_manifest(cls, manifest: Manifest, path: str) -> RunRecord:
-        """The record of the bundle at `path` with this manifest."""
+    def from_manifest(cls, manifest: Manifest, path: str, head: AnalysisHead | None = None) -> RunRecord:
+        """The record of the bundle at `path` with this manifest (and its analysis's head, when analysed)."""
         env, metrics = manifest.environment, manifest.metrics
         versions = env.versions if env else None
         return cls(
@@ -73,5 +107,8 @@ class RunRecord(BundleModel):
             speedup=metrics.speedup,
             compile_s=metrics.compile_time_s,
             peak_memory_compiled_bytes=metrics.peak_memory_compiled_bytes,
+            git_commit=manifest.git_commit,
+            busy_percent=head.busy_percent() if head else {},
+            kernel_count=len(head.kernels.kernels) if head and head.kernels else None,
             wall_time_s=manifest.wall_time_s,
         )

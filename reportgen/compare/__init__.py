@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from reportgen.compare.diff import DEFAULT_THRESHOLD, compare_bundles, compare_paths
 from reportgen.compare.format import to_markdown, to_text
-from reportgen.compare.model import CategoryChange, Comparison, KernelChange, MetricChange
+from reportgen.compare.previous import previous_of, refresh_comparison, refresh_comparisons
 
 __all__ = [
     "DEFAULT_THRESHOLD",
-    "CategoryChange",
-    "Comparison",
-    "KernelChange",
-    "MetricChange",
     "compare_bundles",
     "compare_paths",
+    "previous_of",
+    "refresh_comparison",
+    "refresh_comparisons",
     "to_markdown",
     "to_text",
 ]

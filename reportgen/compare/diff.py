@@ -6,22 +6,36 @@ import statistics
 from pathlib import Path
 
 from reportgen.analyze import analyze, timing_summary
-from reportgen.bundle import MANIFEST_FILE, Bundle, Interval, RunStatus, TimingSummary, iter_bundles, load_bundle
-from reportgen.compare.model import CategoryChange, Comparison, KernelChange, MetricChange, Side
+from reportgen.bundle import (
+    MANIFEST_FILE,
+    Bundle,
+    CategoryChange,
+    Comparison,
+    Interval,
+    KernelChange,
+    MetricChange,
+    RunStatus,
+    Side,
+    TimingSummary,
+    iter_bundles,
+    load_bundle,
+)
 from reportgen.errors import BundleError, ReportgenError
+from reportgen.recipe import DEFAULT_REGRESSION_THRESHOLD
 
 __all__ = ["DEFAULT_THRESHOLD", "MIN_KERNEL_SHARE", "compare_bundles", "compare_paths"]
 
-DEFAULT_THRESHOLD = 0.05
-"""A headline metric must move by more than this fraction (and beyond its intervals) to count."""
+DEFAULT_THRESHOLD = DEFAULT_REGRESSION_THRESHOLD
 MIN_KERNEL_SHARE = 0.005
 """Kernel changes smaller than this fraction of their graph's time per step are left out of the diff."""
 
 _GiB = float(1 << 30)
 
 
-def compare_paths(before: Path, after: Path, threshold: float = DEFAULT_THRESHOLD) -> list[Comparison]:
+def compare_paths(before: Path, after: Path, threshold: float | None = None) -> list[Comparison]:
     """Two bundles, or two results directories whose bundles are paired by name.
+
+    :param threshold: None: each pair's `after` recipe says (`regression_threshold`)
 
     :raises BundleError: a path is missing, is neither a bundle nor a directory of bundles, or nothing pairs
     """
@@ -38,18 +52,27 @@ def compare_paths(before: Path, after: Path, threshold: float = DEFAULT_THRESHOL
     return [compare_bundles(before / name, after / name, threshold) for name in names]
 
 
-def compare_bundles(before: Path, after: Path, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
-    """Compare two runs; `after` is judged against `before`."""
+def compare_bundles(
+    before: Path, after: Path, threshold: float | None = None, runs: tuple[str | None, str | None] = (None, None)
+) -> Comparison:
+    """Compare two runs; `after` is judged against `before`.
+
+    :param threshold: None: the `after` recipe's `regression_threshold`
+    :param runs: where each run lies in its results directory, when known (kept in the comparison)
+    """
     notes: list[str] = []
     old, new = _load(before, notes), _load(after, notes)
+    if threshold is None:
+        threshold = new.manifest.recipe.regression_threshold
+    comparable = _comparable(old, new, notes)
     old_timing, new_timing = _timing(old), _timing(new)
     diagnostics = [b.capture.diagnostics if b.capture else None for b in (old, new)]
     phases = sorted({p for d in diagnostics if d for p in d.compile_phases_s})
     before_us, after_us = _per_step(old), _per_step(new)  # read once: metrics, categories and kernels use them
     return Comparison(
         name=new.manifest.name,
-        before=_side(old),
-        after=_side(new),
+        before=_side(old, runs[0]),
+        after=_side(new, runs[1]),
         threshold=threshold,
         metrics=_metrics(old, new, old_timing, new_timing, threshold, (_total_ms(before_us), _total_ms(after_us))),
         categories=_categories(before_us, after_us),
@@ -58,7 +81,21 @@ def compare_bundles(before: Path, after: Path, threshold: float = DEFAULT_THRESH
         graph_breaks=tuple(len(d.graph_breaks) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
         recompiles=tuple(len(d.recompiles) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
         notes=notes,
+        comparable=comparable,
     )
+
+
+def _comparable(old: Bundle, new: Bundle, notes: list[str]) -> bool:
+    """Same recipe file and device model (a note says when not: the numbers may differ for that reason)."""
+    a, b = old.manifest, new.manifest
+    devices = [m.environment.device_name if m.environment else None for m in (a, b)]
+    if a.recipe_sha256 != b.recipe_sha256:
+        notes.append("the recipe files differ: a change may come from the recipe")
+        return False
+    if devices[0] != devices[1]:
+        notes.append(f"the runs used different devices ({devices[0]} / {devices[1]})")
+        return False
+    return True
 
 
 def _is_bundle(path: Path) -> bool:
@@ -82,10 +119,13 @@ def _load(path: Path, notes: list[str]) -> Bundle:
     return Bundle(path=path, manifest=bundle.manifest, analysis=analysis, capture=bundle.capture)
 
 
-def _side(bundle: Bundle) -> Side:
+def _side(bundle: Bundle, run: str | None) -> Side:
     env = bundle.manifest.environment
     return Side(
         bundle=str(bundle.path),
+        run=run,
+        recipe_sha256=bundle.manifest.recipe_sha256,
+        device_name=env.device_name if env else None,
         status=bundle.manifest.status.value,
         torch=env.versions.torch if env else None,
         device=f"{env.device} ({env.device_name})" if env else None,

@@ -2,8 +2,9 @@
 
 SQLite because it ships with Python (no dependency, no server), a results directory stays one portable
 folder, and an index of a few thousand rows answers "runs of recipe X ordered by time" in microseconds.
-A row is keyed by the bundle's path and remembers its manifest's size and mtime: an update stats every
-manifest and parses only the new or changed ones. A damaged or foreign database file is deleted and rebuilt;
+A row is keyed by the bundle's path and remembers its manifest's size and mtime and its analysis's mtime: an
+update stats every manifest and analysis and parses only the new or changed ones (of an analysis, only the few
+numbers a record keeps: `AnalysisHead`). A damaged or foreign database file is deleted and rebuilt;
 it is never trusted over the bundles.
 """
 
@@ -14,12 +15,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.bundle import HISTORY_DIR, HISTORY_INDEX_FILE, MANIFEST_FILE, RunRecord, iter_kept_runs, read_manifest
+from reportgen.bundle import (
+    ANALYSIS_FILE,
+    HISTORY_DIR,
+    HISTORY_INDEX_FILE,
+    MANIFEST_FILE,
+    RunRecord,
+    iter_kept_runs,
+    read_analysis_head,
+    read_manifest,
+)
 from reportgen.errors import BundleError
 
 __all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
 
-SCHEMA = 3
+SCHEMA = 4
 """`PRAGMA user_version` of today's index; another value means rebuild."""
 
 _TABLE = """
@@ -27,6 +37,7 @@ CREATE TABLE runs (
     path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
+    analysis_mtime_ns INTEGER NOT NULL,
     name TEXT NOT NULL,
     recipe TEXT NOT NULL,
     started_at TEXT NOT NULL,
@@ -60,6 +71,16 @@ def previous_run(bundle: Path) -> Path | None:
     """The run of bundle `bundle` (`<results>/<name>`) that came before it: the newest one in its history."""
     runs = sorted(p.parent for p in (bundle.parent / HISTORY_DIR / bundle.name).glob(f"*/{MANIFEST_FILE}"))
     return runs[-1] if runs else None
+
+
+def _stamp(bundle: Path) -> tuple[int, int, int]:
+    """What says a bundle changed: its manifest's mtime and size, its analysis's mtime (0: none)."""
+    manifest = (bundle / MANIFEST_FILE).stat()
+    try:
+        analysed = (bundle / ANALYSIS_FILE).stat().st_mtime_ns
+    except OSError:
+        analysed = 0
+    return manifest.st_mtime_ns, manifest.st_size, analysed
 
 
 class HistoryIndex:
@@ -108,30 +129,30 @@ class HistoryIndex:
 
     def update(self) -> IndexUpdate:
         """Index new and changed bundles, drop rows of bundles that are gone."""
-        known = {row[0]: (row[1], row[2]) for row in self._db.execute("SELECT path, mtime_ns, size FROM runs")}
+        rows = self._db.execute("SELECT path, mtime_ns, size, analysis_mtime_ns FROM runs")
+        known = {row[0]: tuple(row[1:]) for row in rows}
         seen: set[str] = set()
         added = updated = unchanged = 0
         unreadable: list[str] = []
         with self._db:
             for bundle in find_bundles(self.results):
                 key = str(bundle.relative_to(self.results))
-                stat = (bundle / MANIFEST_FILE).stat()
+                stamp = _stamp(bundle)
                 seen.add(key)
-                if known.get(key) == (stat.st_mtime_ns, stat.st_size):
+                if known.get(key) == stamp:
                     unchanged += 1
                     continue
                 try:
-                    record = RunRecord.from_manifest(read_manifest(bundle), key)
+                    record = RunRecord.from_manifest(read_manifest(bundle), key, read_analysis_head(bundle))
                 except BundleError as exc:
                     unreadable.append(f"{bundle}: {exc}")
                     seen.discard(key)
                     continue
                 self._db.execute(
-                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
-                        stat.st_mtime_ns,
-                        stat.st_size,
+                        *stamp,
                         record.name,
                         record.recipe,
                         record.started_at,

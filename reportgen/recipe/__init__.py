@@ -8,10 +8,11 @@ from __future__ import annotations
 from reportgen.recipe.env_policy import RUN_OWNED, env_policy_markdown
 from reportgen.recipe.loader import load_recipe, load_recipes, recipe_warnings
 from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules, read_local_modules
-from reportgen.recipe.model import CompileOptions, Recipe, TensorSpec, Variant
+from reportgen.recipe.model import DEFAULT_REGRESSION_THRESHOLD, CompileOptions, Recipe, TensorSpec, Variant
 from reportgen.recipe.reference_docs import recipe_reference_markdown
 
 __all__ = [
+    "DEFAULT_REGRESSION_THRESHOLD",
     "RUN_OWNED",
     "CompileOptions",
     "LocalModule",

@@ -16,6 +16,7 @@ from reportgen.recipe.env_policy import LOADER_VARIABLES, RUN_OWNED, EntryError,
 
 __all__ = [
     "AMP",
+    "DEFAULT_REGRESSION_THRESHOLD",
     "RECIPE_FORMAT",
     "CompileOptions",
     "CpuOverrides",
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 RECIPE_FORMAT: Final = 1
+DEFAULT_REGRESSION_THRESHOLD: Final = 0.05
+"""A headline metric must move by more than this fraction (and beyond its intervals) to count as a regression."""
 
 AMP = Literal["none", "fp16", "bf16"]
 DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
@@ -273,6 +276,12 @@ class Recipe(_Strict):
         default=1800, description="Wall-clock limit for the whole run, in seconds."
     )
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)
+    regression_threshold: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] = Field(
+        default=DEFAULT_REGRESSION_THRESHOLD,
+        description="How far (a fraction: 0.05 = 5 %) a headline step time or speedup must move, beyond both runs' "
+        "95 % intervals, to count as a regression in `reportgen compare` and the report's `regressions` finding. "
+        "Raise it for a recipe whose host is noisy.",
+    )
 
     variants: list[Variant] = Field(
         default_factory=list,

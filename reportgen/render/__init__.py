@@ -10,14 +10,27 @@ capture.json and the manifest). Layout written under `reports_dir` (see `render.
 
 from __future__ import annotations
 
+from reportgen.render.comparison import (
+    COMPARISON_HEADERS,
+    COMPARISON_KERNEL_ROWS,
+    metric_cells,
+    pct_text,
+    percent_text,
+    seconds_text,
+    us_text,
+    verdict_text,
+)
 from reportgen.render.incremental import render_site_pages
 from reportgen.render.markup import MISSING, escape_md, list_table
 from reportgen.render.notebook import Headline, comparison_table
 from reportgen.render.pages import ChartFiles, report_page
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.report import draw_charts, inductor_sections, leading_sections
+from reportgen.render.trends import trend_chart
 
 __all__ = [
+    "COMPARISON_HEADERS",
+    "COMPARISON_KERNEL_ROWS",
     "MISSING",
     "ChartFiles",
     "Headline",
@@ -27,9 +40,16 @@ __all__ = [
     "inductor_sections",
     "leading_sections",
     "list_table",
+    "metric_cells",
+    "pct_text",
+    "percent_text",
     "redacted",
     "redacted_bundle",
     "redactions_section",
     "render_site_pages",
     "report_page",
+    "seconds_text",
+    "trend_chart",
+    "us_text",
+    "verdict_text",
 ]

@@ -47,6 +47,7 @@ from reportgen.errors import ReportgenError
 from reportgen.recipe import Recipe, find_local_modules
 from reportgen.render.index import BrokenBundle, IndexEntry, index_page
 from reportgen.render.report import SPEEDUPS_PNG, RenderedReport, draw_speedups, render_report
+from reportgen.render.trends import run_page
 
 __all__ = ["STATE_FILE", "render_site_pages", "renderer_version"]
 
@@ -115,18 +116,33 @@ def _describe(bundle_dir: Path, digest: BundleDigest) -> _Record:
     return record
 
 
-def _scan(bundle_dirs: Sequence[Path], old: _State) -> dict[str, _Record]:
-    """Each bundle's record, re-reading only bundles whose entries' stat changed since the last build."""
+def _scan(bundle_dirs: Mapping[str, Path], old: _State) -> dict[str, _Record]:
+    """Each page's record (by page directory), re-reading only bundles whose entries' stat changed since the
+    last build."""
     records = {}
-    for bundle_dir in bundle_dirs:
-        previous = old.bundles.get(bundle_dir.name)
+    for key, bundle_dir in bundle_dirs.items():
+        previous = old.bundles.get(key)
         known = BundleDigest(previous.signature, previous.content) if previous else None
         digest = bundle_digest(bundle_dir, known)
         if previous is not None and digest.content == previous.content:
-            records[bundle_dir.name] = previous.model_copy(update={"signature": digest.signature})
+            records[key] = previous.model_copy(update={"signature": digest.signature})
         else:
-            records[bundle_dir.name] = _describe(bundle_dir, digest)
+            records[key] = _describe(bundle_dir, digest)
     return records
+
+
+def _bundle_dirs(results_dir: Path, history: Mapping[str, Sequence[RunRecord]]) -> tuple[dict[str, Path], set[str]]:
+    """Every bundle to render, by page directory (`trends.run_page`): the latest runs, then the kept ones; and
+    the page directories of the latest runs (the index lists only those)."""
+    latest = {path.name: path for path in iter_bundles(results_dir)}
+    kept = {
+        run_page(run): results_dir / run.path
+        for name, runs in history.items()
+        if name in latest and len(runs) >= 2
+        for run in runs
+        if run.path != run.name
+    }
+    return {**latest, **kept}, set(latest)
 
 
 def _modules_digest(record: _Record) -> str:
@@ -206,7 +222,7 @@ def _update(record: _Record, key: str, result: RenderedReport | BrokenBundle) ->
         )
 
 
-def _write_index(reports_dir: Path, records: dict[str, _Record], drawn: str) -> tuple[set[str], str]:
+def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) -> tuple[set[str], str]:
     """Write the index page and its speedup chart (drawn again only when its bars changed).
 
     :param drawn: the hash of the bars the chart on disk shows
@@ -242,17 +258,18 @@ def render_site_pages(
     An unreadable bundle becomes a warning on the index and does not stop the others.
 
     :param history: each bundle's kept runs, oldest first (the history index's records): a bundle with two or
-        more gets a History section, and its render key includes them
+        more gets a trend page and sparkline (its render key includes them), and each kept run its own report
+        (`<name>~<run id>/`)
 
     :returns: the index page and the report pages, at their paths
     """
     recover_dir(reports_dir)  # leftovers of builds that replaced reports/ whole
     reports_dir.mkdir(parents=True, exist_ok=True)
     old = _load_state(reports_dir)
-    bundle_dirs = {path.name: path for path in iter_bundles(results_dir)}
-    records = _scan(list(bundle_dirs.values()), old)
-    siblings = _siblings(records)
     history = history or {}
+    bundle_dirs, latest = _bundle_dirs(results_dir, history)
+    records = _scan(bundle_dirs, old)
+    siblings = _siblings({name: records[name] for name in latest})
     keys = {name: _render_key(name, records, siblings.get(name, []), history.get(name, ())) for name in records}
     todo = [n for n, r in records.items() if r.key != keys[n] or not _complete(reports_dir / n, r)]
     if todo:  # forget them first: a build killed while rendering them leaves them to the next build
@@ -265,8 +282,8 @@ def render_site_pages(
         ]
         for name, result in zip(todo, _render_all(jobs), strict=True):
             _update(records[name], keys[name], result)
-    index_files, bars = _write_index(reports_dir, records, old.speedups)
+    index_files, bars = _write_index(reports_dir, {name: records[name] for name in latest}, old.speedups)
     _remove_gone(reports_dir, index_files | {STATE_FILE} | {name for name, r in records.items() if r.files})
     _save_state(reports_dir, _State(renderer=renderer_version(), speedups=bars, bundles=records))
-    pages = [reports_dir / name / INDEX_FILE for name, record in records.items() if record.row is not None]
+    pages = [reports_dir / name / INDEX_FILE for name in latest if records[name].row is not None]
     return [reports_dir / INDEX_FILE, *pages]

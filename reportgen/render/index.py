@@ -7,15 +7,19 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reportgen.bundle import Analysis, Bundle, RunStatus
+from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus
+from reportgen.render.comparison import COMPARE_PAGE, since_previous
 from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table
 from reportgen.render.pages import report_title
 from reportgen.render.timing_text import speedup_text
+from reportgen.render.trends import HISTORY_PAGE
 
 __all__ = ["BrokenBundle", "IndexEntry", "index_entry", "index_page"]
 
 _GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
-_HEADER = ["Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status"]
+_HEADER = [
+    "Report", "Model", "Device", "Torch", "Date", "Speedup", "Busy (%)", "Compile", "Status", "Trend", "Since previous",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,12 @@ def _busy(analysis: Analysis | None) -> str:
     return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
 
 
-def index_entry(bundle: Bundle) -> IndexEntry:
-    """The index row of `bundle` and its speedup."""
+def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Comparison | None = None) -> IndexEntry:
+    """The index row of `bundle` and its speedup.
+
+    :param sparkline: its sparkline's file in its page directory (two runs or more), linked to its trend page
+    :param comparison: its comparison with the run before
+    """
     manifest = bundle.manifest
     env, metrics = manifest.environment, manifest.metrics
     torch = env.versions.torch if env else None
@@ -82,6 +90,10 @@ def index_entry(bundle: Bundle) -> IndexEntry:
         _busy(bundle.analysis),
         f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
         status if ok else f"**{status}**",
+        f"[![trend of {escape_md(bundle.name)}](<{bundle.name}/{sparkline}>)](<{bundle.name}/{HISTORY_PAGE}.md>)"
+        if sparkline
+        else MISSING,
+        f"[{since_previous(comparison)}](<{bundle.name}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
     )
     return IndexEntry(name=bundle.name, row=row, speedup=metrics.speedup if ok else None)
 
@@ -91,7 +103,9 @@ def _index_table(entries: Sequence[IndexEntry]) -> str:
     note = (
         "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
         "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
-        "compile: first-call compile time."
+        "compile: first-call compile time; trend: compiled median step time over the kept runs (links to the "
+        "trend page); since previous: the compiled median's change against the run before, and whether a headline "
+        "number regressed beyond its noise (links to the comparison)."
     )
     return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 

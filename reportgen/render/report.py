@@ -9,6 +9,9 @@ Layout written under `reports_dir` (`render.incremental` decides which bundles t
     <bundle>/modules/     one page per compiled wrapper (render.sources)
     <bundle>/kernels/     source pages of the kernels that took most time
     <bundle>/reproduce.ipynb  downloads (render.downloads), with trace.json.gz, modules.tar.gz, manifest.json
+    <bundle>/history.md   its kept runs over time (render.trends), with two runs or more
+    <bundle>/compare.md   its comparison with the run before (render.comparison), when it has one
+    <bundle>~<run id>/    the report of a kept earlier run, laid out as above
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.bundle import (
+    HISTORY_DIR,
     RECIPE_FILE,
     Bundle,
     Capture,
+    Comparison,
     GraphModule,
     RunRecord,
     RunStatus,
     load_bundle,
+    read_comparison,
     read_log_tail,
     read_recipe_text,
     write_if_changed,
@@ -35,13 +41,14 @@ from reportgen.errors import BundleError
 from reportgen.formats import kernel_source, read_module
 from reportgen.render.autotune import autotune_section
 from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
+from reportgen.render.comparison import COMPARE_PAGE, comparison_page, regression_finding
 from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
-from reportgen.render.markup import ORPHAN, figure
-from reportgen.render.pages import ChartFiles, report_page
+from reportgen.render.markup import ORPHAN, escape_md, figure
+from reportgen.render.pages import ChartFiles, report_page, report_title
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.sources import (
     SourcePages,
@@ -52,7 +59,7 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
-from reportgen.render.trends import history_section, trend_chart
+from reportgen.render.trends import HISTORY_PAGE, history_page, history_section, sparkline, trend_chart
 from reportgen.render.variants import variants_section
 
 __all__ = [
@@ -110,11 +117,11 @@ def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
     )
 
 
-def leading_sections(bundle: Bundle) -> list[str]:
-    """Findings come first on a report page."""
-    if bundle.analysis is None:
-        return []
-    return [findings_section(bundle.analysis.findings)]
+def leading_sections(bundle: Bundle, comparison: Comparison | None = None) -> list[str]:
+    """Findings come first on a report page (a regression against the run before leads them)."""
+    regression = regression_finding(comparison) if comparison is not None else None
+    findings = [*([regression] if regression else []), *(bundle.analysis.findings if bundle.analysis else [])]
+    return [findings_section(findings)] if bundle.analysis is not None or findings else []
 
 
 def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
@@ -167,9 +174,10 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> tuple[SourcePages, list[s
 
 def _write_report(
     bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle], runs: Sequence[RunRecord] = ()
-) -> set[str]:
+) -> tuple[set[str], str | None]:
     """Write one report page, its charts, its recipe copy, its source pages and its downloads into `page_dir`,
-    leaving files that already hold the right bytes alone; returns their names relative to `page_dir`."""
+    leaving files that already hold the right bytes alone; returns their names relative to `page_dir`, and the
+    sparkline's for the index (None with fewer than two runs)."""
     page_dir.mkdir(parents=True, exist_ok=True)
     bundle = redacted_bundle(bundle)
     recipe_yaml = redacted(read_recipe_text(bundle.path))
@@ -181,16 +189,17 @@ def _write_report(
     sources, files = _render_sources(bundle, page_dir)
     charts = draw_charts(bundle, page_dir, prefix=f"{bundle.name}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
-    trend = trend_chart(runs, page_dir / f"{bundle.name}-trend.png").name if len(runs) >= 2 else None
+    comparison = _comparison(bundle)
+    history_files, spark = _write_history(bundle, page_dir, runs, comparison)
     page = report_page(
         bundle,
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
-        leading_sections=leading_sections(bundle),
+        leading_sections=[*_kept_run_note(bundle, runs), *leading_sections(bundle, comparison)],
         inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
         trailing_sections=[
-            history_section(runs, trend),
+            history_section(runs, comparison),
             redactions_section(bundle.manifest),
             downloads_section(downloads),
         ],
@@ -200,8 +209,46 @@ def _write_report(
     files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))
     files.extend(name for name in dataclasses.astuple(charts) if name is not None)
     files.extend(d.file for d in downloads)
-    files.extend([trend] if trend else [])
-    return set(files)
+    files.extend(history_files)
+    return set(files), spark
+
+
+def _comparison(bundle: Bundle) -> Comparison | None:
+    try:
+        return read_comparison(bundle.path)
+    except BundleError as exc:
+        logger.warning("%s: comparison left out: %s", bundle.name, exc)
+        return None
+
+
+def _kept_run_note(bundle: Bundle, runs: Sequence[RunRecord]) -> list[str]:
+    """On the report of a kept earlier run: which run it is, and a link to the latest."""
+    home = bundle.path.parent
+    if runs or home.name != bundle.manifest.name or home.parent.name != HISTORY_DIR:  # the latest run
+        return []
+    latest = f"../{bundle.manifest.name}/index.md"
+    return [
+        f"```{{note}}\nAn earlier run, kept in the history of [{escape_md(bundle.manifest.name)}](<{latest}>).\n```"
+    ]
+
+
+def _write_history(
+    bundle: Bundle, page_dir: Path, runs: Sequence[RunRecord], comparison: Comparison | None
+) -> tuple[list[str], str | None]:
+    """The trend page and sparkline (two runs or more) and the comparison page; their files and the sparkline's."""
+    files: list[str] = []
+    spark = None
+    if len(runs) >= 2:
+        chart = trend_chart(runs, page_dir / f"{bundle.name}-history.png").name
+        spark = sparkline(runs, page_dir / f"{bundle.name}-spark.png").name
+        files += [
+            chart,
+            spark,
+            _write_page(page_dir, HISTORY_PAGE, history_page(report_title(bundle.manifest), runs, chart)),
+        ]
+    if comparison is not None:
+        files.append(_write_page(page_dir, COMPARE_PAGE, comparison_page(comparison, report_title(bundle.manifest))))
+    return files, spark
 
 
 @dataclass(frozen=True)
@@ -240,9 +287,9 @@ def render_report(
     except BundleError as exc:
         logger.warning("skipping unreadable bundle %s", exc)
         return BrokenBundle(name=bundle_dir.name, error=str(exc))
-    files = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs), runs)
+    files, spark = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs), runs)
     remove_stale(page_dir, files)
-    return RenderedReport(entry=index_entry(bundle), files=tuple(sorted(files)))
+    return RenderedReport(entry=index_entry(bundle, spark, _comparison(bundle)), files=tuple(sorted(files)))
 
 
 def remove_stale(root: Path, keep: set[str]) -> None:

@@ -35,6 +35,7 @@ from reportgen.bundle import (
 )
 from reportgen.recipe import Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
+from reportgen.run.git import recipe_commit
 from reportgen.run.host import HostPlacement, default_host_dir, end_activity
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
@@ -326,6 +327,7 @@ def _populate(
         recipe=scrubber.scrub_recipe(recipe),
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),
         recipe_path=str(recipe_path),
+        git_commit=recipe_commit(recipe_path.resolve().parent),
         status=status,
         exit_code=returncode,
         error=error,

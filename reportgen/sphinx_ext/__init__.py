@@ -6,6 +6,9 @@ It renders from bundles on disk only (never runs a workload, never imports torch
 
     ```{perf-report} ../results/resnet50
     ```
+
+    ```{perf-trend} ../results/resnet50
+    ```
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 from reportgen import __version__
 from reportgen.sphinx_ext.directives import PerfChart, PerfReport, PerfSummary
 from reportgen.sphinx_ext.myst import SectionsToRubrics
+from reportgen.sphinx_ext.trend import PerfTrend
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -30,5 +34,6 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_directive("perf-report", PerfReport)
     app.add_directive("perf-summary", PerfSummary)
     app.add_directive("perf-chart", PerfChart)
+    app.add_directive("perf-trend", PerfTrend)
     app.add_transform(SectionsToRubrics)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

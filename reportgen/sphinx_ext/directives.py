@@ -23,12 +23,12 @@ from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle
 from reportgen.sphinx_ext.myst import parse_myst, relocate_files
 from reportgen.sphinx_ext.text import report_text, summary_table
 
-__all__ = ["PerfChart", "PerfReport", "PerfSummary"]
+__all__ = ["BundleDirective", "PerfChart", "PerfReport", "PerfSummary", "RenderError"]
 
 logger = logging.getLogger(__name__)
 
 
-class _RenderError(Exception):
+class RenderError(Exception):
     """Why a directive shows a warning box instead of its content."""
 
     def __init__(self, message: str, subtype: str) -> None:
@@ -37,7 +37,7 @@ class _RenderError(Exception):
         self.subtype = subtype
 
 
-class _BundleDirective(SphinxDirective):
+class BundleDirective(SphinxDirective):
     """A directive whose one argument is a bundle directory."""
 
     required_arguments = 1
@@ -47,7 +47,7 @@ class _BundleDirective(SphinxDirective):
         """Render the bundle, or warn and show why not."""
         try:
             return self.render(self._load())
-        except _RenderError as problem:
+        except RenderError as problem:
             logger.warning(problem.message, location=self.get_location(), type="reportgen", subtype=problem.subtype)
             box = nodes.warning("", nodes.paragraph(text=problem.message))
             self.set_source_info(box)
@@ -65,7 +65,7 @@ class _BundleDirective(SphinxDirective):
             bundle = load_bundle(bundle_dir)
         except BundleError as exc:
             self._note(bundle_files(bundle_dir, None))
-            raise _RenderError(f"{self.name}: cannot read bundle {argument!r}: {exc}", "bundle") from None
+            raise RenderError(f"{self.name}: cannot read bundle {argument!r}: {exc}", "bundle") from None
         self._note(bundle_files(bundle_dir, bundle.manifest))
         return bundle
 
@@ -79,14 +79,14 @@ class _BundleDirective(SphinxDirective):
         try:
             return bundle_assets(bundle, key, Path(self.env.doctreedir) / CACHE_DIR)
         except (OSError, ValueError) as exc:
-            raise _RenderError(f"{self.name}: cannot draw the charts of {self.arguments[0]!r}: {exc}", "chart") from exc
+            raise RenderError(f"{self.name}: cannot draw the charts of {self.arguments[0]!r}: {exc}", "chart") from exc
 
     def uri(self, path: Path) -> str:
         """`path` as an image or download URI."""
         return source_uri(path, Path(self.env.srcdir))
 
 
-class PerfReport(_BundleDirective):
+class PerfReport(BundleDirective):
     """The whole report page of a bundle, its headings nested under the enclosing section."""
 
     option_spec: ClassVar[OptionSpec] = {"max-kernels": directives.positive_int}
@@ -113,7 +113,7 @@ class PerfReport(_BundleDirective):
         return tree
 
 
-class PerfSummary(_BundleDirective):
+class PerfSummary(BundleDirective):
     """A table of a bundle's status, device, torch version, step times, speedup and compile time."""
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:
@@ -126,7 +126,7 @@ def _chart_kind(argument: str) -> str:
     return str(directives.choice(argument, tuple(CHART_KINDS)))
 
 
-class PerfChart(_BundleDirective):
+class PerfChart(BundleDirective):
     """One chart of a bundle, as an image."""
 
     option_spec: ClassVar[OptionSpec] = {
@@ -146,7 +146,7 @@ class PerfChart(_BundleDirective):
         kind: str = self.options["kind"]
         path = self.assets(bundle).chart(kind)
         if path is None:
-            raise _RenderError(f"perf-chart: bundle {self.arguments[0]!r} has no data for a {kind!r} chart", "chart")
+            raise RenderError(f"perf-chart: bundle {self.arguments[0]!r} has no data for a {kind!r} chart", "chart")
         alt = self.options.get("alt", f"{CHART_KINDS[kind].alt}: {bundle.manifest.recipe.display_title}")
         image = nodes.image(self.block_text, uri=self.uri(path), alt=alt, classes=["reportgen-chart"])
         if "width" in self.options:

@@ -194,3 +194,16 @@ def test_real_cpu_runs_gate_a_planted_regression(tmp_path: Path) -> None:
     assert "### Device time per step by category" in slow.stdout  # CPU kernels of the compiled graphs
     assert [c.regressed for c in compare_paths(first, second)] == [False]  # results dirs: `nap` pairs with `nap`
     assert to_markdown(compare_paths(first / "nap", second / "nap_slow")).startswith("## `nap_slow`: torch ")
+
+
+def test_the_recipe_sets_the_threshold_and_the_flag_overrides_it(tmp_path: Path) -> None:
+    """`regression_threshold` in the later run's recipe: a +20 % change regresses at 5 %, not at 30 %."""
+    before, after = REAL, _copy(tmp_path, "slow")
+    _edit(after / MANIFEST_FILE, _scale_compiled(1.2))
+    assert compare_bundles(before, after).regressed
+    _edit(after / MANIFEST_FILE, lambda manifest: manifest["recipe"].update(regression_threshold=0.3))
+    assert not compare_bundles(before, after).regressed
+    assert compare_bundles(before, after).threshold == 0.3
+    assert compare_bundles(before, after, threshold=0.05).regressed
+    assert main(["compare", str(before), str(after)]) == 0
+    assert main(["compare", str(before), str(after), "--threshold", "0.05"]) == 1

@@ -133,8 +133,10 @@ def test_index_over_500_bundles_is_fast(tmp_path: Path) -> None:
 
 
 def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
-    """The pipeline hands each bundle's kept runs to render: a History section and a trend chart appear once a
-    second run exists, and the page is rendered again when a run is added (its render key includes them)."""
+    """The pipeline hands each bundle's kept runs to render: once a second run exists, the report links a trend
+    page and the comparison with the run before (kept in the bundle), the earlier run gets a report of its own,
+    the index a sparkline; the page is rendered again when a run is added (its render key includes them)."""
+    from reportgen.compare import refresh_comparisons
     from reportgen.pipeline import kept_runs
     from reportgen.render import render_site_pages
 
@@ -143,8 +145,20 @@ def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
     render_site_pages(results, reports, kept_runs(results))
     assert "## History" not in (reports / "quickstart" / "index.md").read_text()
     _run(results, "quickstart", "2026-11-02T10:00:00Z", torch="2.14.1", compiled_ms=90.0)
-    render_site_pages(results, reports, kept_runs(results))
+    history = kept_runs(results)
+    assert refresh_comparisons(results, history) == 1
+    assert refresh_comparisons(results, history) == 0  # kept: compared with the same run before
+    render_site_pages(results, reports, history)
     page = (reports / "quickstart" / "index.md").read_text()
-    assert "## History\n\n2 runs of this bundle are kept" in page
-    assert (reports / "quickstart" / "quickstart-trend.png").read_bytes().startswith(b"\x89PNG")
-    assert "2\\.14.1" in page.split("## History", 1)[1]
+    assert "## History\n\n2 runs of this bundle are kept: [their trend](history.md)" in page
+    assert "[Compared with the run before](compare.md): " in page
+    trend = (reports / "quickstart" / "history.md").read_text()
+    [kept] = [p.name for p in reports.iterdir() if p.name.startswith("quickstart~")]
+    assert f"(<../{kept}/index.md>)" in trend and "2\\.14.1" in trend
+    assert (reports / "quickstart" / "quickstart-history.png").read_bytes().startswith(b"\x89PNG")
+    assert "An earlier run, kept in the history of [quickstart]" in (reports / kept / "index.md").read_text()
+    compare = (reports / "quickstart" / "compare.md").read_text()
+    assert "* - compiled median\n  - 80\\.00 ms" in compare and "\\+12.5 \\%" in compare
+    index = (reports / "index.md").read_text()
+    assert "(<quickstart/quickstart-spark.png>)](<quickstart/history.md>)" in index
+    assert "[compiled +12.5 %, " in index and kept not in index

@@ -27,7 +27,7 @@ def test_index_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
         f"* - [{title}](<a-ok/index.md>)\n  - `timm:\u200bmixnet_l`\n  - NVIDIA H100 80GB HBM3\n  - 2\\.11.0\\+cu130"
     )
     assert ok_row + "\n  - 2025-01-01\n  - 1.50×\n  - —\n  - 160.0 s\n  - ok\n" in page
-    assert "  - 2025-01-01\n  - —\n  - —\n  - —\n  - **failed**\n```\n````" in page
+    assert "  - 2025-01-01\n  - —\n  - —\n  - —\n  - **failed**\n  - —\n  - —\n```\n````" in page
     assert "speedups.png" not in page
     assert "<script>" not in page
     assert "```{warning}\nBundle `c-bad` could not be read: manifest.json\\: invalid \\<JSON\\>\n```" in page

@@ -1,11 +1,12 @@
-"""The History section: a trend chart and one row per kept run, from the history index's records."""
+"""A bundle's history: the trend page (charts, a row per kept run linked to its report), the report's
+History section and the index's sparkline, from the history index's records."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from reportgen.bundle import RunRecord
-from reportgen.render.trends import history_section, trend_chart
+from reportgen.render.trends import history_page, history_section, run_page, sparkline, trend_chart
 
 __all__: list[str] = []
 
@@ -36,24 +37,38 @@ def _record(day: int, torch: str, compiled_ms: float) -> RunRecord:
 RUNS = [_record(1, "2.13.0", 8.0), _record(2, "2.13.0", 8.2), _record(3, "2.14.1", 9.5)]
 
 
-def test_one_run_has_no_history_section() -> None:
-    assert history_section(RUNS[:1], "trend.png") == ""
+def test_one_run_without_a_comparison_has_no_history_section() -> None:
+    assert history_section(RUNS[:1], None) == ""
 
 
-def test_history_section_lists_every_run_oldest_first(tmp_path: Path) -> None:
-    chart = trend_chart(RUNS, tmp_path / "trend.png")
+def test_the_trend_page_links_every_run_to_its_report_newest_first(tmp_path: Path) -> None:
+    runs = [
+        r.model_copy(update={"busy_percent": {"fwd#0": 40.0 + i}, "kernel_count": 7 + i}) for i, r in enumerate(RUNS)
+    ]
+    chart = trend_chart(runs, tmp_path / "trend.png")
     assert chart.read_bytes().startswith(PNG)
-    text = history_section(RUNS, "trend.png")
-    assert text.startswith("## History\n\n3 runs of this bundle are kept")
+    text = history_page("quickstart", runs, "trend.png")
+    assert text.startswith("---\norphan: true\n---\n\n# quickstart: history\n\n3 runs of this bundle are kept")
     assert "```{figure} trend.png" in text
     rows = text.split("* - ")[2:]
     assert [row.split("\n")[0] for row in rows] == [
-        "2026\\-11\\-01 10\\:00",
-        "2026\\-11\\-02 10\\:00",
-        "2026\\-11\\-03 10\\:00",
+        "[2026\\-11\\-03 10\\:00](<index.md>) (this report)",
+        "[2026\\-11\\-02 10\\:00](<../quickstart~20261102T100000-00000002/index.md>)",
+        "[2026\\-11\\-01 10\\:00](<../quickstart~20261101T100000-00000001/index.md>)",
     ]
-    assert "`.history/quickstart/20261101T100000-00000001`" in rows[0] and "latest" in rows[2]
-    assert "2\\.14.1" in rows[2] and "1.26×" in rows[2]
+    assert "2\\.14.1" in rows[0] and "1.26×" in rows[0] and "fwd\\#0\u00a042" in rows[0] and "  - 9\n" in rows[0]
+    assert run_page(RUNS[0]) == "quickstart~20261101T100000-00000001" and run_page(RUNS[2]) == "quickstart"
+
+
+def test_the_history_section_links_the_trend_page() -> None:
+    text = history_section(RUNS, None)
+    assert text == "## History\n\n3 runs of this bundle are kept: [their trend](history.md) (`reportgen history`)."
+
+
+def test_the_sparkline_is_a_small_png(tmp_path: Path) -> None:
+    path = sparkline(RUNS, tmp_path / "spark.png")
+    assert path.read_bytes().startswith(PNG)
+    assert sparkline(RUNS[:2], tmp_path / "other.png").read_bytes() != path.read_bytes()
 
 
 def test_the_chart_is_the_same_bytes_for_the_same_runs(tmp_path: Path) -> None:
@@ -61,3 +76,14 @@ def test_the_chart_is_the_same_bytes_for_the_same_runs(tmp_path: Path) -> None:
     first = trend_chart(RUNS, tmp_path / "a.png").read_bytes()
     assert trend_chart(RUNS, tmp_path / "b.png").read_bytes() == first
     assert trend_chart(RUNS[:2], tmp_path / "c.png").read_bytes() != first
+
+
+def _png_height(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_panels_without_a_value_in_any_run_are_left_out(tmp_path: Path) -> None:
+    """CPU runs measure no peak memory: no empty panel. Steps, speedup, compile; then busy and kernels too."""
+    bare = _png_height(trend_chart(RUNS, tmp_path / "bare.png"))
+    fuller = [r.model_copy(update={"busy_percent": {"fwd#0": 40.0}, "kernel_count": 7}) for r in RUNS]
+    assert _png_height(trend_chart(fuller, tmp_path / "fuller.png")) - bare == round(2 * 1.6 * 110)

@@ -1,7 +1,8 @@
 """The built site in a real browser: Debian's chromium, headless, driven by Playwright.
 
-A CPU bundle is made by a real `reportgen run`; a small H200 bundle comes from tests/data/bundles, and an H100
-mixnet_l bundle with wide and long kernel tables from tests/data/h100_bundle.py. The site is served on 127.0.0.1 and each page is checked for images that did not load, console errors and internal
+A CPU bundle is made by a real `reportgen run` on top of a recorded history of that recipe (three runs under two
+torch versions: a trend page, kept runs' reports and a comparison); a small H200 bundle comes from tests/data/bundles,
+and an H100 mixnet_l bundle with wide and long kernel tables from tests/data/h100_bundle.py. The site is served on 127.0.0.1 and each page is checked for images that did not load, console errors and internal
 links that do not answer 200. Full-page screenshots go to `$REPORTGEN_ARTIFACTS` (default tests/artifacts/).
 
 CI installs chromium (`.ci/run`); without it these tests fail, they are never skipped.
@@ -22,6 +23,7 @@ import pytest
 
 from reportgen.pipeline import build as build_site
 from reportgen.site.serve import make_server
+from tests.data import CPU_HISTORY
 from tests.data.h100_bundle import make_h100_bundle
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ PAGES = [
     "reports/addmul/index.html",
     "reports/h200-fused_add_mul/index.html",
     "reports/h100-mixnet_l/index.html",
+    "reports/addmul/history.html",
+    "reports/addmul/compare.html",
 ]
 WIDE = PAGES[3]
 """A report whose kernel tables are wider than furo's text column and hundreds of rows long (its wrappers)."""
@@ -68,6 +72,7 @@ def _artifacts() -> Path:
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A site of one real CPU run and one canned H200 bundle, served on 127.0.0.1."""
     work = tmp_path_factory.mktemp("browser")
+    shutil.copytree(CPU_HISTORY, work / "results")  # the run below joins its history
     recipe = TESTS / "data" / "recipes" / "addmul.yaml"
     run = [sys.executable, "-m", "reportgen", "run", str(recipe), "-o", "results"]
     proc = subprocess.run(run, cwd=work, capture_output=True, text=True, timeout=900, check=False)
@@ -132,11 +137,12 @@ def test_page_loads_with_images_links_and_no_errors(browser: Browser, site_url: 
     page, problems = _open(browser, site_url + path)
     try:
         images: list[dict[str, Any]] = page.evaluate(_IMAGES_JS)
-        assert images, "no images"
+        assert images or path.endswith("compare.html"), "no images"  # a comparison is tables only
         assert [i["src"] for i in images if not i["ok"]] == [], "images that did not load"
         assert [i["src"] for i in images if not i["alt"].strip()] == [], "images without alt text"
         assert _broken_links(page, site_url) == []
-        name = "index" if path == PAGES[0] else f"report-{path.split('/')[1]}"
+        folder, file = path.split("/")[-2:]
+        name = "index" if path == PAGES[0] else f"{'report' if file == 'index.html' else file[:-5]}-{folder}"
         page.screenshot(path=str(_artifacts() / f"{name}.png"), full_page=True)
         assert problems == []
     finally:
@@ -178,17 +184,21 @@ def _kernels(page: Page) -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("width", [1280, 800])
-def test_a_wide_kernel_table_does_not_scroll_the_page(browser: Browser, site_url: str, width: int) -> None:
-    page, problems = _open(browser, site_url + WIDE, width=width)
+@pytest.mark.parametrize(("path", "width", "tables"), [(WIDE, 1280, 3), (WIDE, 800, 3), (PAGES[4], 1280, 1)])
+def test_a_wide_table_does_not_scroll_the_page(
+    browser: Browser, site_url: str, path: str, width: int, tables: int
+) -> None:
+    """Report pages (kernel tables) and trend pages (a row per run, twelve columns) use the window's width."""
+    page, problems = _open(browser, site_url + path, width=width)
     try:
         widths: list[int] = page.evaluate(_SORTABLE_JS)
-        assert len(widths) >= 3, "the report has no sortable kernel tables"
+        assert len(widths) >= tables, "the page has no sortable wide tables"
         assert page.evaluate(_PAGE_OVERFLOW_JS) == 0, "the page scrolls sideways"
         content: int = page.evaluate("document.querySelector('article').clientWidth")
         if width == 1280:
             assert content > 46 * 16, "a report page should use more than furo's 46em text column"
-        page.screenshot(path=str(_artifacts() / f"wide-{width}.png"), full_page=False)
+        shot = f"wide-{width}" if path == WIDE else f"wide-{path.split('/')[-1][:-5]}"
+        page.screenshot(path=str(_artifacts() / f"{shot}.png"), full_page=False)
         assert problems == []
     finally:
         page.close()
@@ -224,6 +234,34 @@ def test_kernel_tables_sort_and_filter_in_the_browser(browser: Browser, site_url
         filtered = _kernels(page)
         assert 0 < len(filtered) < len(shown)
         assert filtered == [name for name in by_name[::-1] if "triton_poi" in name]
+        assert problems == []
+    finally:
+        page.close()
+
+
+_TREND_ROWS_JS = (
+    "[...document.querySelector('table.reportgen-sortable').tBodies[0].rows].map(r => r.cells[2].textContent.trim())"
+)
+
+
+def test_the_trend_page_shows_every_run_and_links_their_reports(browser: Browser, site_url: str) -> None:
+    """Four runs (three recorded under two torch versions, one made here), newest first; each older row opens
+    that run's own report, whose images load; the chart loaded and the index links the trend by its sparkline."""
+    page, problems = _open(browser, site_url + PAGES[0])
+    try:
+        page.click("a[href='addmul/history.html']")
+        page.wait_for_load_state("networkidle")
+        assert page.url == site_url + PAGES[4]
+        torch: list[str] = page.evaluate(_TREND_ROWS_JS)
+        assert len(torch) == 4 and torch[1:] == ["2.14.1+cu130", "2.13.0+cpu", "2.13.0+cpu"]
+        images: list[dict[str, Any]] = page.evaluate(_IMAGES_JS)
+        assert [i["ok"] for i in images if "addmul-history" in i["src"]] == [True]
+        page.screenshot(path=str(_artifacts() / "trend-addmul.png"), full_page=True)
+        page.click("table.reportgen-sortable tbody tr:nth-child(4) a")
+        page.wait_for_load_state("networkidle")
+        assert "/reports/addmul~" in page.url
+        assert page.locator("text=An earlier run, kept in the history of").count() == 1
+        assert all(i["ok"] for i in page.evaluate(_IMAGES_JS))
         assert problems == []
     finally:
         page.close()

@@ -180,3 +180,23 @@ def test_credentials_in_an_embedded_bundle_never_reach_the_page(example: Path, t
         if path.is_file():
             assert token.encode() not in path.read_bytes() and password.encode() not in path.read_bytes(), path
     assert "https://u:[redacted]&#64;h/" in (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+
+
+def test_perf_trend_draws_the_kept_runs_and_warns_with_one(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(BUNDLE, results / "fused_add_mul")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('extensions = ["reportgen.sphinx"]\n', encoding="utf-8")
+    (source / "index.md").write_text("# Trend\n\n```{perf-trend} ../results/fused_add_mul\n```\n", encoding="utf-8")
+    one = build(source, tmp_path / "one")
+    assert "perf-trend: bundle '../results/fused_add_mul' has 1 kept run(s); a trend needs two or more" in one.stderr
+    kept = results / ".history" / "fused_add_mul" / "20250101T000000-00000000"
+    shutil.copytree(BUNDLE, kept)
+    manifest = kept / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"started_at": "2026-11-22', '"started_at": "2026-11-01'))
+    result = build(source, tmp_path / "html", "-W")
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "html" / "index.html"
+    assert [Path(src).name.startswith("trend-") for src in assert_images(page)] == [True]
+    assert 'alt="Trend over 2 runs: ' in page.read_text(encoding="utf-8")

@@ -1,29 +1,33 @@
-"""What a comparison of two runs holds (JSON with `--json`)."""
+"""A comparison of two runs of one bundle: what `reportgen compare` prints (JSON with `--json`) and what a
+bundle keeps of its comparison with the run before it (`comparison.json`)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from reportgen.bundle.base import SCHEMA_VERSION, BundleModel
 
 __all__ = ["CategoryChange", "Comparison", "KernelChange", "MetricChange", "Side"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Side(_Model):
+class Side(BundleModel):
     """One of the two runs."""
 
     bundle: str = Field(description="The bundle's directory.")
+    run: str | None = Field(
+        default=None, description="Where the run lies in its results directory (`<name>` or `.history/<name>/<id>`)."
+    )
+    recipe_sha256: str | None = None
+    device_name: str | None = None
     status: str
     torch: str | None = None
     device: str | None = None
     started_at: str | None = None
 
 
-class MetricChange(_Model):
+class MetricChange(BundleModel):
     """One headline number, before and after."""
 
     name: str
@@ -47,7 +51,7 @@ class MetricChange(_Model):
         return self.after / self.before - 1.0
 
 
-class KernelChange(_Model):
+class KernelChange(BundleModel):
     """A kernel of one graph whose time per step changed beyond the threshold, appeared or went away."""
 
     graph: str
@@ -58,7 +62,7 @@ class KernelChange(_Model):
     kind: Literal["added", "removed", "slower", "faster"]
 
 
-class CategoryChange(_Model):
+class CategoryChange(BundleModel):
     """Device time per step of one Inductor category in one graph."""
 
     graph: str
@@ -67,9 +71,10 @@ class CategoryChange(_Model):
     after_us: float
 
 
-class Comparison(_Model):
+class Comparison(BundleModel):
     """Two runs of one recipe (and variant) side by side."""
 
+    schema_version: Literal[1] = SCHEMA_VERSION
     name: str
     before: Side
     after: Side
@@ -81,8 +86,18 @@ class Comparison(_Model):
     graph_breaks: tuple[int, int] = (0, 0)
     recompiles: tuple[int, int] = (0, 0)
     notes: list[str] = Field(default_factory=list)
+    comparable: bool = Field(
+        default=True,
+        description="Same recipe file and device model on both sides. `reportgen compare` judges any two runs it is "
+        "given; a report's `regressions` finding only judges its run against a comparable one.",
+    )
 
     @property
     def regressed(self) -> bool:
         """Whether a gated headline metric regressed beyond its noise."""
-        return any(m.verdict == "regressed" and m.gated for m in self.metrics)
+        return bool(self.regressions)
+
+    @property
+    def regressions(self) -> list[MetricChange]:
+        """The gated headline metrics that regressed beyond their noise."""
+        return [m for m in self.metrics if m.verdict == "regressed" and m.gated]

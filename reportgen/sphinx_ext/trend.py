@@ -1,0 +1,67 @@
+"""``perf-trend``: a bundle's trend chart over its kept runs (the history index of its results directory)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from pathlib import Path
+from typing import ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.typing import OptionSpec
+
+from reportgen.bundle import HISTORY_DIR, Bundle, RunRecord
+from reportgen.history import HistoryIndex
+from reportgen.render import trend_chart
+from reportgen.sphinx_ext.assets import CACHE_DIR
+from reportgen.sphinx_ext.directives import BundleDirective, RenderError
+
+__all__ = ["PerfTrend"]
+
+
+def _runs(bundle: Bundle) -> list[RunRecord]:
+    """The bundle's kept runs, oldest first (a read-only results directory is indexed in memory)."""
+    with HistoryIndex(bundle.path.parent) as index:
+        index.update()
+        return index.runs(name=bundle.manifest.name)
+
+
+def _draw(runs: list[RunRecord], cache: Path) -> Path:
+    """The chart in the build's cache, named by its runs; drawn once, then renamed into place (parallel
+    readers may draw the same chart)."""
+    key = hashlib.sha256("\0".join(r.model_dump_json() for r in runs).encode()).hexdigest()[:20]
+    path = cache / f"trend-{key}.png"
+    if not path.is_file():
+        tmp = trend_chart(runs, cache / f".trend-{key}-{secrets.token_hex(4)}.png")
+        tmp.replace(path)
+    return path
+
+
+class PerfTrend(BundleDirective):
+    """A bundle's step times, speedup, compile time, peak memory, busy % and kernel count over its kept runs."""
+
+    option_spec: ClassVar[OptionSpec] = {
+        "width": directives.length_or_percentage_or_unitless,
+        "alt": directives.unchanged,
+    }
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """An image node of the trend chart; a warning box with fewer than two runs."""
+        self.env.note_dependency(str((bundle.path.parent / HISTORY_DIR / bundle.manifest.name).resolve()))
+        runs = _runs(bundle)
+        if len(runs) < 2:
+            raise RenderError(
+                f"perf-trend: bundle {self.arguments[0]!r} has {len(runs)} kept run(s); a trend needs two or more",
+                "history",
+            )
+        try:
+            path = _draw(runs, Path(self.env.doctreedir) / CACHE_DIR)
+        except (OSError, ValueError) as exc:
+            raise RenderError(f"perf-trend: cannot draw the trend of {self.arguments[0]!r}: {exc}", "chart") from exc
+        alt = self.options.get("alt", f"Trend over {len(runs)} runs: {bundle.manifest.recipe.display_title}")
+        image = nodes.image(self.block_text, uri=self.uri(path), alt=alt, classes=["reportgen-chart"])
+        if "width" in self.options:
+            image["width"] = self.options["width"]
+        self.set_source_info(image)
+        return [image]

@@ -1,0 +1,97 @@
+"""Tiny models for the end-to-end and fault tests (seconds to compile on a 2-core CPU)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+from torch import nn
+
+MIRROR = "https://reportgen:[redacted]@models.example/v1"  # credentials in model source are never published
+MIRROR_TOKEN = "[redacted]"
+
+
+class AddMul(nn.Module):
+    """`a * b + c`: one fused Inductor kernel."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return a * b + c
+
+
+class TinyMLP(nn.Module):
+    """Linear → ReLU → Linear."""
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def raising() -> nn.Module:
+    """A factory whose model code raises."""
+    raise ValueError("planted failure in model code")
+
+
+class Sleeper(nn.Module):
+    """Hangs in forward (for timeout tests)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(3600)
+        return x
+
+
+class Aborter(nn.Module):
+    """Kills its own process in forward."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        os.abort()
+
+
+class DataDependentBranch(nn.Module):
+    """Branches on a tensor's value: runs eagerly, cannot be traced with `fullgraph=True`."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+class Leaky(nn.Module):
+    """Prints the env vars `names`; with `fail`, raises an error holding the first one's value and HTML."""
+
+    def __init__(self, names: list[str], fail: bool = False) -> None:
+        super().__init__()
+        self.names = names
+        self.fail = fail
+        for name in names:
+            print(f"{name}={os.environ.get(name, '')}", flush=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fail:
+            token = os.environ.get(self.names[0], "")
+            raise RuntimeError(f"login failed with {token} <img src=x onerror=alert(1)> ```{{eval-rst}}")
+        return x * 2
+
+
+class OutOfMemory(nn.Module):
+    """Runs out of memory in forward (as far as the run can tell)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+
+class Nap(nn.Module):
+    """Sleeps `ms` milliseconds in forward around a tiny matmul: steady step times, with a slow variant planted
+    by a larger `ms` (for the regression gate of `reportgen compare`)."""
+
+    def __init__(self, ms: float = 4.0) -> None:
+        super().__init__()
+        self.ms = ms
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(self.ms / 1e3)
+        return self.fc(x).relu()
