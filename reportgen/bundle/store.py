@@ -25,8 +25,16 @@ from reportgen.bundle.archive import archive_bundle
 from reportgen.bundle.base import SCHEMA_VERSION
 from reportgen.bundle.capture import Capture
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
-from reportgen.bundle.layout import ANALYSIS_ERROR_FILE, ANALYSIS_FILE, LOG_FILE, MANIFEST_FILE, RECIPE_FILE
+from reportgen.bundle.layout import (
+    ANALYSIS_ERROR_FILE,
+    ANALYSIS_FILE,
+    LOG_FILE,
+    MANIFEST_FILE,
+    PROVENANCE_FILE,
+    RECIPE_FILE,
+)
 from reportgen.bundle.manifest import Manifest
+from reportgen.bundle.provenance import Provenance
 from reportgen.errors import BundleError, ReportgenError, os_failure
 
 __all__ = [
@@ -40,6 +48,7 @@ __all__ = [
     "read_capture",
     "read_log_tail",
     "read_manifest",
+    "read_provenance",
     "read_recipe_text",
     "recover_dir",
     "replace_dir",
@@ -299,6 +308,13 @@ def read_capture(bundle_dir: Path, manifest: Manifest) -> Capture | None:
     if manifest.capture_file is None or not os.path.lexists(bundle_dir / manifest.capture_file):
         return None
     return _read_model(bundle_dir, manifest.capture_file, Capture)
+
+
+def read_provenance(bundle_dir: Path) -> Provenance | None:
+    """The run's provenance.json (kernel → module and source line), if it wrote one; BundleError when invalid."""
+    if not os.path.lexists(bundle_dir / PROVENANCE_FILE):
+        return None
+    return _read_model(bundle_dir, PROVENANCE_FILE, Provenance)
 
 
 def read_bundle_text(bundle_dir: Path, relative: str, max_bytes: int, what: str) -> str | None:

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from reportgen.bundle import (
     CAPTURE_FILE,
+    PROVENANCE_FILE,
     LOG_FILE,
     RECIPE_FILE,
     RECIPE_MODULES_DIR,
@@ -45,7 +46,7 @@ LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
-_SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
+_SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE, PROVENANCE_FILE)
 _MIN_FREE_BYTES = 64 * 1024
 """Below this, a failed run's disk counts as full."""
 
