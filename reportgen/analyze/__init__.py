@@ -78,7 +78,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
-    graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir))
+    graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir), device)
     analysis = Analysis(
         revision=ANALYSIS_REVISION,
         kernels=kernels,

@@ -69,7 +69,10 @@ class ProvenanceSummary(BundleModel):
 
     method: ProvenanceMethod
     notes: list[str] = Field(default_factory=list)
-    compiled_us: float = Field(description="Kernel time of the compiled graphs (outside compiled regions excluded).")
+    compiled_us: float = Field(
+        description="Kernel time of the compiled graphs (outside compiled regions excluded; on CPU runs, Inductor's "
+        "kernels and GEMM, convolution and attention ops, not the runtime wrapper's bookkeeping ops)."
+    )
     module_us: float = Field(description="Of which attributed to a module path.")
     line_us: float = Field(description="Of which attributed to a user-visible `file:line`.")
     modules: list[ModuleTime] = Field(default_factory=list, description="Every path and its ancestors, by time.")

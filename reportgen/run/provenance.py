@@ -192,15 +192,32 @@ def _module(node: Any) -> tuple[str, str] | None:
     return module_path(str(raw)), name
 
 
+def _extern_op(kernel: str) -> str | None:
+    """The ATen op an extern call runs: `extern_kernels.mm` → `mm`, `torch.ops.aten.convolution_backward.default`
+    → `convolution_backward`; None for Inductor's own kernels."""
+    if kernel.startswith(("triton_", "cpp_")):
+        return None
+    parts = [part for part in kernel.split(".") if part not in ("extern_kernels", "torch", "ops", "aten", "default")]
+    return parts[0] if parts else None
+
+
+def _primary(site: WrapperSite, nodes: Sequence[Any]) -> Sequence[Any]:
+    """An extern call's own node(s) (its origins also list the pointwise ops fused into its inputs), else all."""
+    op = _extern_op(site.kernel)
+    own = [node for node in nodes if op and f".{op}." in f".{node.target}."] if op else []
+    return own or nodes
+
+
 def resolve_site(site: WrapperSite, nodes: Sequence[Any]) -> CallSite:
     """A call site with the module most of its nodes ran in, and that module's most common user frame."""
+    nodes = _primary(site, nodes)
     modules = [(node, found) for node in nodes if (found := _module(node)) is not None]
     base = CallSite(kernel=site.kernel, handle=site.handle, nodes=[node.name for node in nodes])
     if not modules and not nodes:
         return base
     counts = Counter(found for _, found in modules)
     # Nodes that ran in no submodule ran in the compiled model's own `forward` (path '').
-    chosen = counts.most_common(1)[0][0] if counts else ("", None)
+    chosen: tuple[str, str | None] = counts.most_common(1)[0][0] if counts else ("", None)
     members = [node for node, found in modules if found == chosen] if counts else list(nodes)
     stacks = [parse_stack(node.meta.get("stack_trace")) for node in members]
     frames = [(user_frame(stack, _HIDDEN_DIRS), stack) for stack in stacks]
