@@ -61,13 +61,26 @@ def _summary(analysis: object) -> dict[str, object]:
         "module_share": round(summary.module_share, 4),
         "line_share": round(summary.line_share, 4),
         "top_modules": [
-            (m.path, m.module_class, round(m.forward_us / 1e3, 2), round(m.backward_us / 1e3, 2), round(m.self_us / 1e3, 2))
+            (
+                m.path,
+                m.module_class,
+                round(m.forward_us / 1e3, 2),
+                round(m.backward_us / 1e3, 2),
+                round(m.self_us / 1e3, 2),
+            )
             for m in summary.modules[:15]
         ],
         "top_lines": [(f"{r.file}:{r.line}", r.module_path, round(r.total_us / 1e3, 2)) for r in summary.lines[:10]],
         "top_kernels": [
-            (k.name[:80], k.category, round(k.device_time_us / 1e3, 2),
-             [(o.module_path, o.location and o.location.rsplit("/", 2)[-2:], round(o.share, 2), o.match) for o in k.origins[:4]])
+            (
+                k.name[:80],
+                k.category,
+                round(k.device_time_us / 1e3, 2),
+                [
+                    (o.module_path, o.location and o.location.rsplit("/", 2)[-2:], round(o.share, 2), o.match)
+                    for o in k.origins[:4]
+                ],
+            )
             for k in kernels
         ],
     }

@@ -126,7 +126,7 @@ class _Totals:
             self.line_us += time_us
             key = (origin.file, origin.line)
             self.lines.setdefault(key, [0.0, 0.0])[side] += time_us
-            function, by_module = self.line_info.setdefault(key, (origin.function or "", {}))
+            _, by_module = self.line_info.setdefault(key, (origin.function or "", {}))
             by_module[origin.module_path] = by_module.get(origin.module_path, 0.0) + time_us
 
     def module_rows(self) -> list[ModuleTime]:
@@ -141,8 +141,16 @@ class _Totals:
         for (file, line), (forward, backward) in self.lines.items():
             function, by_module = self.line_info[(file, line)]
             module = max(by_module, key=lambda path: by_module[path])
-            rows.append(LineTime(file=file, line=line, function=function, module_path=module, forward_us=forward,
-                                 backward_us=backward))
+            rows.append(
+                LineTime(
+                    file=file,
+                    line=line,
+                    function=function,
+                    module_path=module,
+                    forward_us=forward,
+                    backward_us=backward,
+                )
+            )
         return sorted(rows, key=lambda row: (-row.total_us, row.file, row.line))
 
 

@@ -191,8 +191,18 @@ def graph_kernels_section(
     parts = ["## Kernels per compiled graph"]
     if chart and figure is not None:
         parts.append(figure(chart, "Kernel time per graph by category", "Where each graph's kernel time goes."))  # type: ignore[operator]
-    header = ["#", "Kernel", "Category", "Total (ms)", "Count", "Share of graph (%)", "ATen ops fused", "Module",
-              "Line", "Source"]
+    header = [
+        "#",
+        "Kernel",
+        "Category",
+        "Total (ms)",
+        "Count",
+        "Share of graph (%)",
+        "ATen ops fused",
+        "Module",
+        "Line",
+        "Source",
+    ]
     for graph in analysis.graphs:
         shown = min(per_graph, len(graph.kernels))
         rows = [_kernel_cells(graph, i, pages, orders.get(graph.wrapper or "")) for i in range(shown)]

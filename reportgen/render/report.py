@@ -63,8 +63,8 @@ from reportgen.render.trends import history_section, trend_chart
 from reportgen.render.variants import variants_section
 
 __all__ = [
-    "SPEEDUPS_PNG",
     "MODULES_PNG",
+    "SPEEDUPS_PNG",
     "RenderedReport",
     "draw_charts",
     "draw_speedups",

@@ -127,8 +127,10 @@ def _write_provenance(recorder: ProvenanceRecorder | None, out_dir: Path, progre
         return
     (out_dir / PROVENANCE_FILE).write_text(table.model_dump_json(), encoding="utf-8")
     sites = sum(len(graph.sites) for graph in table.graphs)
-    _log(f"provenance ({table.method}): {sites} call sites in {len(table.graphs)} graphs, "
-         f"{time.perf_counter() - started:.2f} s; " + "; ".join(table.notes))
+    _log(
+        f"provenance ({table.method}): {sites} call sites in {len(table.graphs)} graphs, "
+        f"{time.perf_counter() - started:.2f} s; " + "; ".join(table.notes)
+    )
 
 
 def _warm_up_eager(work: Workload, recipe: Recipe, progress: _Progress) -> None:

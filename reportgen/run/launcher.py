@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from reportgen.bundle import (
     CAPTURE_FILE,
-    PROVENANCE_FILE,
     LOG_FILE,
+    PROVENANCE_FILE,
     RECIPE_FILE,
     RECIPE_MODULES_DIR,
     Capture,

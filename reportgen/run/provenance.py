@@ -31,7 +31,7 @@ __all__ = ["ProvenanceRecorder", "resolve_site"]
 
 _PASS_ID = "reportgen-provenance-1"
 _BASIC_LEVEL = 2
-_HIDDEN_DIRS = (os.path.dirname(torch.__file__) + os.sep,)
+_HIDDEN_DIRS = (str(Path(torch.__file__).parent) + os.sep,)
 
 
 @dataclass
@@ -80,7 +80,7 @@ def _make_pass(recorder: ProvenanceRecorder, previous: Any) -> Any:
     except ImportError:
         return None
 
-    class RecordingPass(CustomGraphPass):  # type: ignore[misc]
+    class RecordingPass(CustomGraphPass):
         def __call__(self, graph: Any) -> None:
             if previous is not None:
                 previous(graph)

@@ -21,8 +21,9 @@ STACK = """\
 def test_parse_stack_reads_every_frame_outermost_first() -> None:
     assert parse_stack(STACK) == [
         SourceFrame(file="/home/me/model.py", line=27, function="forward"),
-        SourceFrame(file="/venv/lib/python3.12/site-packages/torch/nn/modules/normalization.py", line=229,
-                    function="forward"),
+        SourceFrame(
+            file="/venv/lib/python3.12/site-packages/torch/nn/modules/normalization.py", line=229, function="forward"
+        ),
     ]
     assert parse_stack(None) == [] and parse_stack("no frames here") == []
 

@@ -59,7 +59,9 @@ def test_cpp_kernels_land_on_their_module_paths_and_lines(tmp_path: Path) -> Non
     gemms = {kernel.name: kernel.origins for graph in analysis.graphs for kernel in graph.kernels}["aten::addmm"]
     assert sorted((o.module_path, o.line) for o in gemms) == [("blocks.0.fc", fc), ("blocks.1.fc", fc), ("head", head)]
     summary = analysis.provenance
-    assert summary is not None and summary.module_share == pytest.approx(1.0) and summary.line_share == pytest.approx(1.0)
+    assert (
+        summary is not None and summary.module_share == pytest.approx(1.0) and summary.line_share == pytest.approx(1.0)
+    )
     rolled = {row.path: row for row in summary.modules}
     assert rolled["blocks"].total_us == pytest.approx(rolled["blocks.0"].total_us + rolled["blocks.1"].total_us)
 
@@ -124,5 +126,9 @@ def test_nodes_without_module_meta_belong_to_the_model_itself() -> None:
     node = graph.call_function(torch.ops.aten.add.Tensor, (1, 2))
     node.meta["stack_trace"] = '  File "/home/me/model.py", line 9, in forward\n    return x + 1\n'
     site = resolve_site(WrapperSite("cpp_fused_add_0", 1), [node])
-    assert (site.module_path, site.frame and site.frame.location, site.nodes) == ("", "/home/me/model.py:9", [node.name])
+    assert (site.module_path, site.frame and site.frame.location, site.nodes) == (
+        "",
+        "/home/me/model.py:9",
+        [node.name],
+    )
     assert resolve_site(WrapperSite("cpp_fused_add_0", 1), []).module_path is None
