@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from reportgen.analyze.copy_finding import layout_copies
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
@@ -277,6 +278,11 @@ def cpu_run(inputs: FindingInputs) -> Finding | None:
     )
 
 
+def layout_copies_rule(inputs: FindingInputs) -> Finding | None:
+    """Copy/layout kernels above 5 % of a compiled graph, with the modules and lines they come from."""
+    return layout_copies(inputs.analysis)
+
+
 RULES: tuple[Rule, ...] = (
     compiled_slower,
     no_significant_difference,
@@ -285,6 +291,7 @@ RULES: tuple[Rule, ...] = (
     recompiles,
     launch_bound,
     low_bandwidth,
+    layout_copies_rule,
     autotune_compile,
     cpu_run,
 )
