@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from reportgen.analyze.copy_finding import layout_copies
+from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
@@ -199,7 +200,11 @@ def low_bandwidth(inputs: FindingInputs) -> Finding | None:
         return None
     slow.sort(key=lambda b: b.bandwidth_gbps or 0.0)
     shares = {k.name: k.share for k in inputs.analysis.kernels.kernels}
-    items = [f"- {_bandwidth_evidence(b, peak_gbps, shares.get(b.name))}" for b in slow[:LISTED_MAX]]
+    items = [
+        f"- {_bandwidth_evidence(b, peak_gbps, shares.get(b.name))}"
+        + benchmark_place(inputs.analysis, inputs.manifest, b.graph, b.name)
+        for b in slow[:LISTED_MAX]
+    ]
     total = len(inputs.capture.kernel_benchmarks)
     return Finding(
         rule="low-bandwidth",
@@ -321,7 +326,7 @@ def _launch_evidence(graph: GraphAnalysis) -> str:
     return (
         f"{graph.label}: GPU busy {busy:.1f} % ({which}{other}), {launches / graph.calls:.0f} kernel launches "
         f"per call, mean kernel {graph.kernel_time_us / launches:.1f} µs, {graph.calls} calls."
-    )
+    ) + short_kernel_modules(graph, LAUNCH_BOUND_MEAN_KERNEL_US)
 
 
 def _peak(inputs: FindingInputs) -> tuple[float | None, str]:
