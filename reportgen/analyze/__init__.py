@@ -15,6 +15,7 @@ from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.peak import peak_bandwidth
+from reportgen.analyze.provenance import attribute_kernels
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
@@ -26,8 +27,10 @@ from reportgen.bundle import (
     GraphAnalysis,
     KernelTable,
     Manifest,
+    Provenance,
     RegionEvidence,
     bundle_file,
+    read_provenance,
 )
 from reportgen.errors import AnalysisError, BundleError
 from reportgen.formats import module_index, paused_gc, read_trace
@@ -37,6 +40,7 @@ __all__ = [
     "analyze",
     "analyze_trace",
     "attribute_graphs",
+    "attribute_kernels",
     "categorize",
     "findings",
     "kernel_table",
@@ -74,6 +78,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
+    graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir), device)
     analysis = Analysis(
         revision=ANALYSIS_REVISION,
         kernels=kernels,
@@ -85,8 +90,18 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         sources=sources,
         peak=peak_bandwidth(manifest.environment, capture),
         timing=timing_summary(manifest.metrics),
+        provenance=provenance,
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
+
+
+def _provenance(bundle_dir: Path) -> Provenance | None:
+    """The run's provenance table; an invalid one costs a warning (the page says "not captured")."""
+    try:
+        return read_provenance(bundle_dir)
+    except BundleError as exc:
+        logger.warning("provenance not read: %s", exc)
+        return None
 
 
 def _confined(bundle_dir: Path, relative: str) -> Path:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from reportgen.analyze.copy_finding import layout_copies
+from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
@@ -198,7 +200,11 @@ def low_bandwidth(inputs: FindingInputs) -> Finding | None:
         return None
     slow.sort(key=lambda b: b.bandwidth_gbps or 0.0)
     shares = {k.name: k.share for k in inputs.analysis.kernels.kernels}
-    items = [f"- {_bandwidth_evidence(b, peak_gbps, shares.get(b.name))}" for b in slow[:LISTED_MAX]]
+    items = [
+        f"- {_bandwidth_evidence(b, peak_gbps, shares.get(b.name))}"
+        + benchmark_place(inputs.analysis, inputs.manifest, b.graph, b.name)
+        for b in slow[:LISTED_MAX]
+    ]
     total = len(inputs.capture.kernel_benchmarks)
     return Finding(
         rule="low-bandwidth",
@@ -277,6 +283,11 @@ def cpu_run(inputs: FindingInputs) -> Finding | None:
     )
 
 
+def layout_copies_rule(inputs: FindingInputs) -> Finding | None:
+    """Copy/layout kernels above 5 % of a compiled graph, with the modules and lines they come from."""
+    return layout_copies(inputs.analysis)
+
+
 RULES: tuple[Rule, ...] = (
     compiled_slower,
     no_significant_difference,
@@ -285,6 +296,7 @@ RULES: tuple[Rule, ...] = (
     recompiles,
     launch_bound,
     low_bandwidth,
+    layout_copies_rule,
     autotune_compile,
     cpu_run,
 )
@@ -314,7 +326,7 @@ def _launch_evidence(graph: GraphAnalysis) -> str:
     return (
         f"{graph.label}: GPU busy {busy:.1f} % ({which}{other}), {launches / graph.calls:.0f} kernel launches "
         f"per call, mean kernel {graph.kernel_time_us / launches:.1f} µs, {graph.calls} calls."
-    )
+    ) + short_kernel_modules(graph, LAUNCH_BOUND_MEAN_KERNEL_US)
 
 
 def _peak(inputs: FindingInputs) -> tuple[float | None, str]:

@@ -20,6 +20,7 @@ from reportgen.bundle.analysis import (
     RegionEvidence,
     StepAnalysis,
 )
+from reportgen.bundle.attribution import KernelOrigin, LineTime, ModuleTime, OriginMatch, ProvenanceSummary
 from reportgen.bundle.base import (
     NOT_MEASURED,
     SCHEMA_VERSION,
@@ -69,6 +70,7 @@ from reportgen.bundle.layout import (
     LOG_FILE,
     MANIFEST_FILE,
     MODULES_DIR,
+    PROVENANCE_FILE,
     RECIPE_FILE,
     RECIPE_MODULES_DIR,
     TRACE_FILE,
@@ -87,6 +89,14 @@ from reportgen.bundle.manifest import (
     StepTimes,
     Versions,
 )
+from reportgen.bundle.optional import read_analysis_head, read_comparison, read_provenance, write_comparison
+from reportgen.bundle.provenance import (
+    CallSite,
+    GraphProvenance,
+    Provenance,
+    ProvenanceMethod,
+    SourceFrame,
+)
 from reportgen.bundle.record import AnalysisHead, RunRecord
 from reportgen.bundle.sources import (
     GraphModule,
@@ -104,10 +114,8 @@ from reportgen.bundle.store import (
     load_bundle,
     read_analysis,
     read_analysis_error,
-    read_analysis_head,
     read_bundle_text,
     read_capture,
-    read_comparison,
     read_log_tail,
     read_manifest,
     read_recipe_text,
@@ -117,7 +125,6 @@ from reportgen.bundle.store import (
     write_analysis,
     write_analysis_error,
     write_bundle,
-    write_comparison,
 )
 from reportgen.bundle.timing import (
     Interval,
@@ -147,6 +154,7 @@ __all__ = [
     "MODULES_DIR",
     "NOT_MEASURED",
     "OTHER",
+    "PROVENANCE_FILE",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
     "SCHEMA_VERSION",
@@ -160,6 +168,7 @@ __all__ = [
     "BundleDigest",
     "BundleModel",
     "BusySource",
+    "CallSite",
     "Capture",
     "Category",
     "CategoryChange",
@@ -175,6 +184,7 @@ __all__ = [
     "GraphKernel",
     "GraphKind",
     "GraphModule",
+    "GraphProvenance",
     "HostInfo",
     "IdleHistogram",
     "IndexedKernel",
@@ -185,14 +195,21 @@ __all__ = [
     "KernelBackend",
     "KernelBenchmark",
     "KernelChange",
+    "KernelOrigin",
     "KernelSource",
     "KernelTable",
+    "LineTime",
     "Manifest",
     "MetricChange",
     "Metrics",
     "ModuleFile",
     "ModuleIndex",
+    "ModuleTime",
+    "OriginMatch",
     "PeakBandwidth",
+    "Provenance",
+    "ProvenanceMethod",
+    "ProvenanceSummary",
     "Recompile",
     "Redaction",
     "RegionEvidence",
@@ -200,6 +217,7 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "Side",
+    "SourceFrame",
     "StepAnalysis",
     "StepTimes",
     "TimingSummary",
@@ -227,6 +245,7 @@ __all__ = [
     "read_comparison",
     "read_log_tail",
     "read_manifest",
+    "read_provenance",
     "read_recipe_text",
     "reason_headline",
     "recover_dir",

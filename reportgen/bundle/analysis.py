@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from reportgen.bundle.attribution import KernelOrigin, ProvenanceSummary
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
 from reportgen.bundle.sources import ModuleIndex
 from reportgen.bundle.timing import TimingSummary
@@ -76,6 +77,9 @@ class GraphKernel(BundleModel):
     source: str | None = Field(default=None, description="Bundle path of the kernel's module, when known.")
     source_nodes: list[str] = Field(default_factory=list, description="Inductor's topologically sorted FX nodes.")
     aten_ops: list[str] = Field(default_factory=list, description="The original ATen ops the kernel fuses.")
+    origins: list[KernelOrigin] = Field(
+        default_factory=list, description="Where its time comes from in the model (provenance), largest share first."
+    )
 
     @property
     def mean_us(self) -> float:
@@ -214,12 +218,13 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 4
+ANALYSIS_REVISION = 5
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
 3: timing statistics (intervals, noise) and step windows that partition the timeline; 4: the host's noise
-(the host probe's CV and its correlation with the steps) and the noisy-host finding."""
+(the host probe's CV and its correlation with the steps) and the noisy-host finding; 5: kernel provenance (each
+kernel row's module and line, time per module and per line) and the findings that name them."""
 
 
 class PeakBandwidth(BundleModel):
@@ -251,6 +256,9 @@ class Analysis(BundleModel):
     sources: ModuleIndex | None = Field(default=None, description="Where each compiled graph's kernels are defined.")
     peak: PeakBandwidth | None = Field(default=None, description="The peak that kernels' GB/s is compared against.")
     timing: TimingSummary | None = Field(default=None, description="Intervals and noise of the step times.")
+    provenance: ProvenanceSummary | None = Field(
+        default=None, description="Kernel time per module and per source line; None = provenance not captured."
+    )
 
     @property
     def stale(self) -> bool:

@@ -5,6 +5,7 @@
     <results>/<bundle-name>/
         manifest.json        Manifest: what ran, where, how it ended, headline numbers
         capture.json         Capture: graph and kernel benchmarks, compile diagnostics (GPU runs)
+        provenance.json      Provenance: each compiled kernel's FX nodes, nn.Module path and source line
         analysis.json        Analysis: kernel tables, graphs, busy %, findings (written by analyze)
         analysis-error.txt   why the last analysis failed, if it did
         comparison.json      Comparison with the run this one replaced (written by the pipeline)
@@ -35,6 +36,7 @@ __all__ = [
     "LOG_FILE",
     "MANIFEST_FILE",
     "MODULES_DIR",
+    "PROVENANCE_FILE",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
     "TRACE_FILE",
@@ -46,6 +48,7 @@ LOCKS_DIR = ".locks"
 """Beside the bundles, in the results directory: one lock file per bundle name (`bundle.lock`)."""
 CAPTURE_FILE = "capture.json"
 ANALYSIS_FILE = "analysis.json"
+PROVENANCE_FILE = "provenance.json"
 ANALYSIS_ERROR_FILE = "analysis-error.txt"
 COMPARISON_FILE = "comparison.json"
 RECIPE_FILE = "recipe.yaml"

@@ -24,18 +24,15 @@ from reportgen.bundle.analysis import Analysis
 from reportgen.bundle.archive import archive_bundle
 from reportgen.bundle.base import SCHEMA_VERSION
 from reportgen.bundle.capture import Capture
-from reportgen.bundle.comparison import Comparison
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
-    COMPARISON_FILE,
     LOG_FILE,
     MANIFEST_FILE,
     RECIPE_FILE,
 )
 from reportgen.bundle.manifest import Manifest
-from reportgen.bundle.record import AnalysisHead
 from reportgen.errors import BundleError, ReportgenError, os_failure
 
 __all__ = [
@@ -285,33 +282,6 @@ def read_analysis(bundle_dir: Path) -> Analysis | None:
     if not os.path.lexists(bundle_dir / ANALYSIS_FILE):
         return None
     return _read_model(bundle_dir, ANALYSIS_FILE, Analysis)
-
-
-def write_comparison(bundle_dir: Path, comparison: Comparison | None) -> None:
-    """Keep the bundle's comparison with the run before it atomically (None: remove an outdated one)."""
-    if comparison is None:
-        (bundle_dir / COMPARISON_FILE).unlink(missing_ok=True)
-    else:
-        _write_text_atomic(bundle_dir / COMPARISON_FILE, comparison.model_dump_json(indent=2) + "\n")
-
-
-def read_comparison(bundle_dir: Path) -> Comparison | None:
-    """The bundle's comparison with the run before it; None when it has none, BundleError when it is invalid."""
-    if not os.path.lexists(bundle_dir / COMPARISON_FILE):
-        return None
-    return _read_model(bundle_dir, COMPARISON_FILE, Comparison)
-
-
-def read_analysis_head(bundle_dir: Path) -> AnalysisHead | None:
-    """The few numbers of the bundle's analysis the history keeps; None without a readable analysis."""
-    try:
-        return (
-            _read_model(bundle_dir, ANALYSIS_FILE, AnalysisHead)
-            if os.path.lexists(bundle_dir / ANALYSIS_FILE)
-            else None
-        )
-    except BundleError:
-        return None
 
 
 _REVISION = re.compile(rb'"revision"\s*:\s*(\d+)')

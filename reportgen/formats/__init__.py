@@ -17,6 +17,7 @@ from reportgen.formats.events import (
     is_cpu_span,
     is_graph_span,
 )
+from reportgen.formats.fx_meta import WrapperSite, module_path, parse_stack, user_frame, wrapper_sites
 from reportgen.formats.module_index import (
     kernel_source,
     module_index,
@@ -62,6 +63,7 @@ __all__ = [
     "SeedProfile",
     "Trace",
     "TraceEvent",
+    "WrapperSite",
     "compact_event",
     "device_time_by_name",
     "embedded_source",
@@ -73,10 +75,14 @@ __all__ = [
     "kernel_source",
     "load_trace",
     "module_index",
+    "module_path",
     "number",
     "parse_seed_output",
+    "parse_stack",
     "parse_wrapper",
     "paused_gc",
     "read_module",
     "read_trace",
+    "user_frame",
+    "wrapper_sites",
 ]

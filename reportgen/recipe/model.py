@@ -192,6 +192,11 @@ class ProfileSettings(_Strict):
     profiled_steps: Annotated[int, Field(ge=1, le=100)] = Field(
         default=3, description="Compiled steps recorded by torch.profiler."
     )
+    provenance: bool = Field(
+        default=True,
+        description="Record each compiled kernel's FX nodes, `nn.Module` path and source line while compiling "
+        "(a read-only post-grad pass and Inductor's basic provenance tracking).",
+    )
 
 
 RESERVED_PAGE_NAMES = frozenset({"index", "genindex", "search", "searchindex", "py-modindex", "objects"})

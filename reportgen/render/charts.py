@@ -14,11 +14,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from reportgen.bundle import Kernel, KernelTable, Metrics, category_color, write_if_changed
+from reportgen.bundle import Kernel, KernelTable, Metrics, ProvenanceSummary, category_color, write_if_changed
 from reportgen.render.kernel_names import short_kernel_name
 
 __all__ = [
     "category_chart",
+    "module_time_chart",
     "speedup_chart",
     "step_time_chart",
     "top_kernels_chart",
@@ -154,5 +155,24 @@ def speedup_chart(speedups: Sequence[tuple[str, float]], path: Path) -> Path:
     axes.set_xlim(0, max(1.0, *values) * 1.18)
     axes.set_xlabel("speedup: eager ÷ compiled median step time (×)")
     axes.set_title(title, fontsize=10)
+    axes.grid(axis="x", alpha=0.3)
+    return _save(figure, path)
+
+
+def module_time_chart(summary: ProvenanceSummary, path: Path, n: int = 15) -> Path:
+    """Bars of the `n` modules with the most device time of their own (not counting submodules); returns `path`."""
+    rows = sorted((m for m in summary.modules if m.self_us > 0), key=lambda m: -m.self_us)[:n]
+    title = f"Top {len(rows)} modules by device time of their own"
+    figure = _new_figure(max(2.5, 0.32 * len(rows) + 1.4))
+    if not rows:
+        _empty(figure, title, "no kernel time attributed to a module")
+        return _save(figure, path)
+    axes = figure.add_subplot()
+    positions = list(range(len(rows)))
+    axes.barh(positions, [m.self_us / 1000 for m in rows], color="#4c72b0")
+    axes.set_yticks(positions, [_truncate(m.path or "(model)") for m in rows], fontsize=7, fontfamily="monospace")
+    axes.invert_yaxis()
+    axes.set_xlabel("device time (ms), summed over the profiled steps")
+    axes.set_title(title)
     axes.grid(axis="x", alpha=0.3)
     return _save(figure, path)

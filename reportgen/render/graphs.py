@@ -19,6 +19,7 @@ from reportgen.bundle import (
 )
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, SORTABLE, code_span, escape_md, list_table
+from reportgen.render.provenance import origin_cells
 from reportgen.render.sources import SourcePages, source_link
 
 __all__ = [
@@ -170,6 +171,7 @@ def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wr
         str(kernel.count),
         f"{100 * kernel.share:.1f}",
         ops or MISSING,
+        *origin_cells(kernel.origins),
         link or MISSING,
     ]
 
@@ -189,7 +191,18 @@ def graph_kernels_section(
     parts = ["## Kernels per compiled graph"]
     if chart and figure is not None:
         parts.append(figure(chart, "Kernel time per graph by category", "Where each graph's kernel time goes."))  # type: ignore[operator]
-    header = ["#", "Kernel", "Category", "Total (ms)", "Count", "Share of graph (%)", "ATen ops fused", "Source"]
+    header = [
+        "#",
+        "Kernel",
+        "Category",
+        "Total (ms)",
+        "Count",
+        "Share of graph (%)",
+        "ATen ops fused",
+        "Module",
+        "Line",
+        "Source",
+    ]
     for graph in analysis.graphs:
         shown = min(per_graph, len(graph.kernels))
         rows = [_kernel_cells(graph, i, pages, orders.get(graph.wrapper or "")) for i in range(shown)]

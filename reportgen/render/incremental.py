@@ -131,7 +131,7 @@ def _scan(bundle_dirs: Mapping[str, Path], old: _State) -> dict[str, _Record]:
     return records
 
 
-def _bundle_dirs(results_dir: Path, history: Mapping[str, Sequence[RunRecord]]) -> tuple[dict[str, Path], set[str]]:
+def _bundle_dirs(results_dir: Path, history: Mapping[str, Sequence[RunRecord]]) -> tuple[dict[str, Path], list[str]]:
     """Every bundle to render, by page directory (`trends.run_page`): the latest runs, then the kept ones; and
     the page directories of the latest runs (the index lists only those)."""
     latest = {path.name: path for path in iter_bundles(results_dir)}
@@ -142,7 +142,7 @@ def _bundle_dirs(results_dir: Path, history: Mapping[str, Sequence[RunRecord]]) 
         for run in runs
         if run.path != run.name
     }
-    return {**latest, **kept}, set(latest)
+    return {**latest, **kept}, list(latest)
 
 
 def _modules_digest(record: _Record) -> str:

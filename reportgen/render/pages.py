@@ -38,6 +38,7 @@ class ChartFiles:
     timeline: str | None = None
     idle: str | None = None
     bandwidth: str | None = None
+    modules: str | None = None
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:

@@ -40,7 +40,13 @@ from reportgen.bundle import (
 from reportgen.errors import BundleError
 from reportgen.formats import kernel_source, read_module
 from reportgen.render.autotune import autotune_section
-from reportgen.render.charts import category_chart, speedup_chart, step_time_chart, top_kernels_chart
+from reportgen.render.charts import (
+    category_chart,
+    module_time_chart,
+    speedup_chart,
+    step_time_chart,
+    top_kernels_chart,
+)
 from reportgen.render.comparison import COMPARE_PAGE, comparison_page, regression_finding
 from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
@@ -49,6 +55,7 @@ from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
 from reportgen.render.markup import ORPHAN, escape_md, figure
 from reportgen.render.pages import ChartFiles, report_page, report_title
+from reportgen.render.provenance import provenance_section
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
 from reportgen.render.sources import (
     SourcePages,
@@ -63,6 +70,7 @@ from reportgen.render.trends import HISTORY_PAGE, history_page, history_section,
 from reportgen.render.variants import variants_section
 
 __all__ = [
+    "MODULES_PNG",
     "SPEEDUPS_PNG",
     "RenderedReport",
     "draw_charts",
@@ -83,6 +91,7 @@ TIMELINE_PNG = "timeline.png"
 IDLE_PNG = "idle_gaps.png"
 BANDWIDTH_PNG = "bandwidth.png"
 SPEEDUPS_PNG = "speedups.png"
+MODULES_PNG = "modules.png"
 
 
 def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
@@ -114,6 +123,7 @@ def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
         timeline=timeline_chart(analysis.timeline, wall, path(TIMELINE_PNG)).name if analysis.timeline else None,
         idle=idle_histogram_chart(analysis.idle, path(IDLE_PNG)).name if analysis.idle else None,
         bandwidth=bandwidth_chart(benchmarks, peak, path(BANDWIDTH_PNG)).name if benchmarks else None,
+        modules=module_time_chart(analysis.provenance, path(MODULES_PNG)).name if analysis.provenance else None,
     )
 
 
@@ -135,6 +145,7 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
         busy_section(analysis, charts.timeline, charts.idle, figure),
         regions_section(analysis.regions, diagnostics),
         graph_kernels_section(analysis, bundle.manifest, sources, chart=charts.graph_categories, figure=figure),
+        provenance_section(analysis, charts.modules, figure),
         kernel_benchmarks_section(capture.kernel_benchmarks, analysis.peak, capture, charts.bandwidth, figure),
         autotune_section(capture.autotune),
     ]

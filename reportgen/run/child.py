@@ -18,12 +18,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from reportgen.bundle import CAPTURE_FILE, TRACE_FILE, Capture, GraphBenchmark, ModuleFile, StepTimes
+from reportgen.bundle import (
+    CAPTURE_FILE,
+    PROVENANCE_FILE,
+    TRACE_FILE,
+    Capture,
+    GraphBenchmark,
+    ModuleFile,
+    StepTimes,
+)
 from reportgen.recipe import Recipe
 from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 
 if TYPE_CHECKING:
+    from reportgen.run.provenance import ProvenanceRecorder
     from reportgen.run.workload import Workload
 
 __all__ = ["main"]
@@ -86,9 +95,11 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements
     _warm_up_eager(work, recipe, progress)
     compiled = compile_model(recipe, work.model)
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
+    provenance = _provenance_recorder(recipe)
     _warm_up_compiled(work, compiled, recipe, out_dir, progress)
     # Stop recording before anything is timed: its logging hooks would add CPU time to every call.
     diagnostics = recorder.finish()
+    _write_provenance(provenance, out_dir, progress)
     with host.measuring(_log) if host is not None else contextlib.nullcontext():
         eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
         capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
@@ -99,6 +110,32 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements
     (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
     progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)
     _log(f"eager {eager_t.median_ms:.3f} ms, compiled {compiled_t.median_ms:.3f} ms")
+
+
+def _provenance_recorder(recipe: Recipe) -> ProvenanceRecorder | None:
+    """Kernel provenance is recorded while compiling, unless the recipe turns it off."""
+    from reportgen.run.provenance import ProvenanceRecorder
+
+    return ProvenanceRecorder().start() if recipe.profile.provenance else None
+
+
+def _write_provenance(recorder: ProvenanceRecorder | None, out_dir: Path, progress: _Progress) -> None:
+    """Resolve the recorded graphs against the copied wrappers into provenance.json; a failure is a log line."""
+    if recorder is None:
+        return
+    recorder.finish()
+    started = time.perf_counter()
+    try:
+        table = recorder.table(progress.result.modules, out_dir)
+    except Exception:  # an optional capture must not sink the run
+        traceback.print_exc()
+        return
+    (out_dir / PROVENANCE_FILE).write_text(table.model_dump_json(), encoding="utf-8")
+    sites = sum(len(graph.sites) for graph in table.graphs)
+    _log(
+        f"provenance ({table.method}): {sites} call sites in {len(table.graphs)} graphs, "
+        f"{time.perf_counter() - started:.2f} s; " + "; ".join(table.notes)
+    )
 
 
 def _warm_up_eager(work: Workload, recipe: Recipe, progress: _Progress) -> None:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from reportgen.bundle import (
     CAPTURE_FILE,
     LOG_FILE,
+    PROVENANCE_FILE,
     RECIPE_FILE,
     RECIPE_MODULES_DIR,
     Capture,
@@ -47,7 +48,7 @@ LOG_TAIL_LINES = 40
 _KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
-_SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE)
+_SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE, PROVENANCE_FILE)
 _MIN_FREE_BYTES = 64 * 1024
 """Below this, a failed run's disk counts as full."""
 _LIVE: set[subprocess.Popen[bytes]] = set()

@@ -555,7 +555,7 @@ def test_findings_run_rules_in_order_without_capture() -> None:
     metrics = Metrics(eager=_times(1.0, 0.9, 1.1), compiled=_times(2.0, 1.9, 2.1))
     found = findings(_manifest(device="cpu", metrics=metrics), None, _analysis([_graph(10.0)]))
     assert [f.rule for f in found] == ["compiled-slower", "cpu-run"]
-    assert len(RULES) == 9
+    assert len(RULES) == 10
     assert findings(_manifest(), Capture(), _analysis()) == []
 
 
@@ -564,7 +564,7 @@ def test_analyze_fills_regions_and_findings(tmp_path: Path) -> None:
     analysis = analyze(tmp_path, _manifest(), _diagnostics(graph_breaks=[GraphBreak(reason=BREAK_REASON)]))
     assert analysis.regions == RegionEvidence(compiled_regions=1, nested_regions=0)
     assert analysis.timing is not None and analysis.timing == timing_summary(_manifest().metrics)
-    assert [f.rule for f in analysis.findings] == ["graph-breaks", "launch-bound"]
+    assert [f.rule for f in analysis.findings] == ["graph-breaks", "launch-bound", "layout-copies"]
     assert "1 compiled region," in analysis.findings[0].evidence
     assert Analysis.model_validate_json(analysis.model_dump_json()) == analysis
 
@@ -588,3 +588,13 @@ def test_noisy_host_fires_on_a_recorded_noisy_host_and_not_on_a_quiet_one() -> N
     quiet = noisy.model_copy(update={"host_probe_ms": [1.0 + 0.01 * (i % 3) for i in range(20)]})
     assert noisy_host(_inputs(_manifest(metrics=quiet))) is None
     assert noisy_host(_inputs(_manifest(metrics=noisy.model_copy(update={"host_probe_ms": []})))) is None
+
+
+def test_layout_copies_name_the_share_of_mixnets_backward_copies(tmp_path: Path) -> None:
+    (tmp_path / "trace.json.gz").write_bytes(H200.read_bytes())
+    analysis = analyze(tmp_path, _manifest(), None)
+    finding = next(f for f in analysis.findings if f.rule == "layout-copies")
+    backward = next(line for line in finding.evidence.splitlines() if line.startswith("backward"))
+    assert backward.startswith("backward (graph 1): 2 copy/layout kernels, 636 launches, 12.60 ms (18.3 %")
+    assert "elementwise_kernel" in backward
+    assert "Where they come from was not captured." in finding.evidence

@@ -70,9 +70,7 @@ def test_runs_never_run_start_first_then_the_longest() -> None:
     assert [r.name for r in ordered] == ["new", "long", "middle", "short"]
 
 
-def test_expected_durations_come_from_the_history_index_or_the_bundles(
-    tmp_path: Path, make_bundle: MakeBundle
-) -> None:
+def test_expected_durations_come_from_the_history_index_or_the_bundles(tmp_path: Path, make_bundle: MakeBundle) -> None:
     make_bundle(tmp_path, "fast")
     make_bundle(tmp_path, "broken", status=RunStatus.failed)
     assert expected_durations(tmp_path) == {"fast": 300.0}  # a failed run says nothing about a run's length

@@ -98,6 +98,32 @@ class Nap(nn.Module):
         return self.fc(x).relu()
 
 
+class ProvenanceBlock(nn.Module):
+    """Layer norm, then a linear layer with a ReLU, and a residual add: kernels fuse across the two submodules."""
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.norm(x)
+        y = torch.relu(self.fc(y)) * 2
+        return x + y
+
+
+class ProvenanceNet(nn.Module):
+    """Two named blocks and a head: each compiled kernel should name its block's submodule and line."""
+
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ProvenanceBlock(dim), ProvenanceBlock(dim))
+        self.head = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.head(self.blocks(x)))
+
+
 class WorkerKiller(nn.Module):
     """Kills the process that launched its run (a matrix's remote worker) in forward: a lost worker.
 
