@@ -1,6 +1,7 @@
 """Site build at scale: full build, no-change rebuild, one bundle changed, one bundle added.
 
-    python benchmarks/site_build.py [--n 20] [--work DIR] [--steps full,nochange,changed,added]
+    python benchmarks/site_build.py [--n 20] [--runs-per-bundle K] [--work DIR] [--keep]
+                                    [--steps index,full,nochange,changed,added]
 
 The bundles are copies of one real GPU bundle: the H100 mixnet_l training run of
 `tests/data/h100-mixnet_l-train-amp` (its profiler trace and its 2 wrapper + 519 kernel modules), wrapped in
@@ -9,6 +10,12 @@ reportgen (`tests/data/h100_bundle.py`). Each copy is renamed (`mixnet_l-007`) a
 alike. Every step is `reportgen build RESULTS --out SITE` in a fresh process; time is its wall time, peak RSS
 the largest `ru_maxrss` of it and its children (sphinx-build, chart workers). `--python` times another
 interpreter (e.g. a virtualenv of an older reportgen) on the same bundles.
+
+`--runs-per-bundle K` makes a history: N runs as N/K bundles of K runs each (the latest in `<results>/<name>/`,
+the others in `.history/<name>/<run id>/`, a day apart), so a site shows N/K reports, their trend pages and
+N - N/K kept runs' reports. `index` times building the history index over every run from nothing (a fresh
+process; the database file removed first). `--keep` reuses the results and site of an earlier call (so a long
+full build and the timed rebuilds can run at different times).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests.data: the real bundles
-STEPS = ("full", "nochange", "changed", "added")
+STEPS = ("index", "full", "nochange", "changed", "added")
 
 
 def _scale(value: object, factor: float) -> object:
@@ -38,9 +45,9 @@ def _scale(value: object, factor: float) -> object:
     return value
 
 
-def copy_bundle(seed: Path, results: Path, index: int, revision: int = 0) -> Path:
-    """Bundle `mixnet_l-<index>`: the seed renamed, its numbers scaled by a factor of its own."""
-    name = f"mixnet_l-{index:03d}"
+def copy_bundle(seed: Path, results: Path, index: int, revision: int = 0, name: str | None = None) -> Path:
+    """Bundle `mixnet_l-<index>` (or `name`): the seed renamed, its numbers scaled by a factor of its own."""
+    name = name or f"mixnet_l-{index:03d}"
     tmp = results / f".tmp-{name}"
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(seed, tmp)
@@ -49,6 +56,7 @@ def copy_bundle(seed: Path, results: Path, index: int, revision: int = 0) -> Pat
     manifest["name"] = manifest["recipe"]["name"] = name
     manifest["recipe"]["title"] = f"mixnet_l copy {index} (revision {revision})"
     manifest["metrics"] = _scale(manifest["metrics"], factor)
+    manifest["started_at"] = f"2026-{1 + revision // 28 % 12:02d}-{1 + revision % 28:02d}T10:00:00+00:00"
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     analysis = json.loads((tmp / "analysis.json").read_text(encoding="utf-8"))
     analysis["kernels"] = _scale(analysis["kernels"], factor)
@@ -60,6 +68,31 @@ def copy_bundle(seed: Path, results: Path, index: int, revision: int = 0) -> Pat
         shutil.rmtree(dest)
     tmp.rename(dest)
     return dest
+
+
+def make_history(seed: Path, results: Path, names: int, runs: int) -> None:
+    """`names` bundles of `runs` runs each: revision r of a bundle is its r-th run; all but the last are kept runs."""
+    for index in range(names):
+        name = f"mixnet_l-{index:03d}"
+        for revision in range(runs):
+            bundle = copy_bundle(seed, results, index, revision, name)
+            if revision < runs - 1:
+                kept = results / ".history" / name / f"2026{revision:04d}T100000-{index:04d}{revision:04d}"
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                bundle.rename(kept)
+
+
+def timed_index(python: str, results: Path) -> tuple[float, float]:
+    """(wall s, peak RSS MB) of building the history index from nothing, in a fresh process."""
+    (results / ".reportgen-history.sqlite").unlink(missing_ok=True)
+    code = "import sys; from pathlib import Path; from reportgen.history import HistoryIndex\n"
+    code += "with HistoryIndex(Path(sys.argv[1])) as index: print(index.update(), file=sys.stderr)"
+    started = time.monotonic()
+    proc = subprocess.Popen([python, "-c", code, str(results)])
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"indexing failed with exit status {status}")
+    return time.monotonic() - started, usage.ru_maxrss / 1024
 
 
 def timed_build(python: str, results: Path, site: Path) -> tuple[float, float]:
@@ -79,28 +112,36 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/reportgen-site-bench"), help="work directory")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"some of {','.join(STEPS)}, in this order")
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs `reportgen build`")
+    parser.add_argument("--runs-per-bundle", type=int, default=1, help="runs per bundle: the rest are history")
+    parser.add_argument("--keep", action="store_true", help="reuse the results and site of an earlier call")
     args = parser.parse_args()
     steps = [s for s in STEPS if s in args.steps.split(",")]
     from tests.data.h100_bundle import make_h100_bundle
 
     seed = make_h100_bundle(args.work / "seed")
-    results, site = args.work / f"results-{args.n}", args.work / f"site-{args.n}"
-    shutil.rmtree(results, ignore_errors=True)
-    shutil.rmtree(site, ignore_errors=True)
-    results.mkdir(parents=True)
-    for index in range(args.n):
-        copy_bundle(seed, results, index)
+    k = args.runs_per_bundle
+    results, site = args.work / f"results-{args.n}x{k}", args.work / f"site-{args.n}x{k}"
+    if not (args.keep and results.is_dir()):
+        shutil.rmtree(results, ignore_errors=True)
+        shutil.rmtree(site, ignore_errors=True)
+        results.mkdir(parents=True)
+        make_history(seed, results, args.n // k, k)
     rows = []
     for step in steps:
         if step == "changed":
-            copy_bundle(seed, results, 0, revision=1)
+            copy_bundle(seed, results, 0, revision=k + 1, name="mixnet_l-000")
         elif step == "added":
             copy_bundle(seed, results, args.n)
-        wall, rss = timed_build(args.python, results, site)
+        if step == "index":
+            wall, rss = timed_index(args.python, results)
+        else:
+            wall, rss = timed_build(args.python, results, site)
         rows.append((step, wall, rss))
         print(f"{step}: {wall:.1f} s, {rss:.0f} MB", file=sys.stderr, flush=True)
     load = os.getloadavg()
-    print(f"\n{args.n} bundles, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
+    print(
+        f"\n{args.n} runs ({args.n // k} bundles x {k}), {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n"
+    )
     print("| build | wall (s) | peak RSS (MB) |\n| --- | --- | --- |")
     for step, wall, rss in rows:
         print(f"| {step} | {wall:.1f} | {rss:.0f} |")

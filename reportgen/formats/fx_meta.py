@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reportgen.bundle import SourceFrame
+from reportgen.formats.wrapper import _DEFINITION
+from reportgen.formats.wrapper import _EXTERN_CALL as _EXTERN
 
 __all__ = ["WrapperSite", "module_path", "parse_stack", "user_frame", "wrapper_sites"]
 
@@ -30,8 +32,6 @@ _ROOT = re.compile(r"^(?:[LG]\['[^']*'\]|self)(?=[.\[]|$)")
 _ITEM = re.compile(r"(?:\._modules)?\[\s*'?([^'\]]*)'?\s*\]")
 _HANDLE = re.compile(r"^\s*# \[Provenance debug handles\] (\S+?):(\d+)\s*$")
 _ORIGINS = re.compile(r"^\s*# (?:Topologically Sorted|Unsorted) Source Nodes: \[(.*)\], Original ATen: \[.*\]\s*$")
-_DEFINITION = re.compile(r"^(\w+) = async_compile\.\w+\(")
-_EXTERN = re.compile(r"(?<![\w.])(extern_kernels\.\w+|torch\.ops\.\w+\.\w+(?:\.\w+)?|aten\.\w+(?:\.\w+)?)\(")
 _CALL = re.compile(r"^\s+(?:\w+ = )?(\w+)(?:\.run)?\(")
 
 

@@ -85,6 +85,16 @@ class BundleDirective(SphinxDirective):
         """`path` as an image or download URI."""
         return source_uri(path, Path(self.env.srcdir))
 
+    def image(self, path: Path, alt: str) -> nodes.image:
+        """An image node of the chart at `path`, with the ``:alt:`` and ``:width:`` options applied."""
+        image = nodes.image(
+            self.block_text, uri=self.uri(path), alt=self.options.get("alt", alt), classes=["reportgen-chart"]
+        )
+        if "width" in self.options:
+            image["width"] = self.options["width"]
+        self.set_source_info(image)
+        return image
+
 
 class PerfReport(BundleDirective):
     """The whole report page of a bundle, its headings nested under the enclosing section."""
@@ -147,9 +157,4 @@ class PerfChart(BundleDirective):
         path = self.assets(bundle).chart(kind)
         if path is None:
             raise RenderError(f"perf-chart: bundle {self.arguments[0]!r} has no data for a {kind!r} chart", "chart")
-        alt = self.options.get("alt", f"{CHART_KINDS[kind].alt}: {bundle.manifest.recipe.display_title}")
-        image = nodes.image(self.block_text, uri=self.uri(path), alt=alt, classes=["reportgen-chart"])
-        if "width" in self.options:
-            image["width"] = self.options["width"]
-        self.set_source_info(image)
-        return [image]
+        return [self.image(path, f"{CHART_KINDS[kind].alt}: {bundle.manifest.recipe.display_title}")]

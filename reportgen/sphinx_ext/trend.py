@@ -59,9 +59,4 @@ class PerfTrend(BundleDirective):
             path = _draw(runs, Path(self.env.doctreedir) / CACHE_DIR)
         except (OSError, ValueError) as exc:
             raise RenderError(f"perf-trend: cannot draw the trend of {self.arguments[0]!r}: {exc}", "chart") from exc
-        alt = self.options.get("alt", f"Trend over {len(runs)} runs: {bundle.manifest.recipe.display_title}")
-        image = nodes.image(self.block_text, uri=self.uri(path), alt=alt, classes=["reportgen-chart"])
-        if "width" in self.options:
-            image["width"] = self.options["width"]
-        self.set_source_info(image)
-        return [image]
+        return [self.image(path, f"Trend over {len(runs)} runs: {bundle.manifest.recipe.display_title}")]
