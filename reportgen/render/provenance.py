@@ -56,6 +56,8 @@ def _modules_table(summary: ProvenanceSummary) -> str:
         ]
         for row in summary.modules[:_TOP_MODULES]
     ]
+    if not rows:  # an empty list-table is a Sphinx error
+        return "No kernel time was attributed to a module."
     header = ["Module", "Class", "Forward (ms)", "Backward (ms)", "Total (ms)", "Self (ms)", "Share (%)"]
     return list_table(header, rows, "Device time per module (submodules included)", classes=SORTABLE)
 
@@ -72,6 +74,8 @@ def _lines_table(summary: ProvenanceSummary) -> str:
         ]
         for row in summary.lines[:_TOP_LINES]
     ]
+    if not rows:
+        return "No kernel time was attributed to a source line."
     header = ["Line", "Function", "Module", "Forward (ms)", "Backward (ms)", "Share (%)"]
     return list_table(header, rows, "Device time per source line", classes=SORTABLE)
 

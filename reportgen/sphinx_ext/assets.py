@@ -44,6 +44,7 @@ CHART_KINDS: dict[str, ChartKind] = {
     "timeline": ChartKind("timeline", "Timeline of one step: busy vs idle"),
     "idle": ChartKind("idle", "Histogram of idle gaps"),
     "bandwidth": ChartKind("bandwidth", "Achieved bandwidth of hot kernels"),
+    "modules": ChartKind("modules", "Modules with the most device time of their own"),
 }
 """``:kind:`` values of ``perf-chart``."""
 
