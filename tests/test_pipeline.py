@@ -62,7 +62,7 @@ def test_training_report_and_index(site: Path) -> None:
 
 @pytest.mark.slow
 def test_max_autotune_choices_reach_the_bundle_and_the_pages(site: Path) -> None:
-    from reportgen.bundle import load_bundle
+    from reportgen.bundle import AUTOTUNE_TEMPLATE_PREFIXES, load_bundle
 
     bundle = load_bundle(site / "results" / "autotune_mlp--max-autotune")
     assert bundle.capture is not None and bundle.capture.autotune, "no AUTOTUNE block parsed from run.log"
@@ -71,7 +71,13 @@ def test_max_autotune_choices_reach_the_bundle_and_the_pages(site: Path) -> None
     assert op.benchmark_s is not None and op.num_choices and op.num_choices >= 2
     assert not load_bundle(site / "results" / "autotune_mlp--default").capture.autotune
     categories = {k.category for k in bundle.analysis.kernels.kernels}
-    assert "cpp_template" in categories  # the C++ GEMM template that won, profiled as graph_0_gemm_..._kernel
+    # Which choice wins is a timing on a shared host: the C++ GEMM template (profiled as graph_0_gemm_..._kernel)
+    # or oneDNN/MKL. The kernel table follows the winners either way.
+    winners = [o.winner.name for o in bundle.capture.autotune if o.winner is not None]
+    if any(name.startswith(AUTOTUNE_TEMPLATE_PREFIXES) for name in winners):
+        assert "cpp_template" in categories, winners
+    else:
+        assert "extern_gemm" in categories and "cpp_template" not in categories, winners
     root = site / "site" / "_build" / "html" / "reports"
     page = (root / "autotune_mlp--max-autotune" / "index.html").read_text(encoding="utf-8")
     assert "Autotuning" in page and op.winner.name in page
