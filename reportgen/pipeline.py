@@ -147,8 +147,9 @@ def run_variant(
         manifest = read_manifest(bundle)
         started = time.monotonic()
         error = analyze_bundle(bundle, manifest)
+        analysis_s = round(time.monotonic() - started, 3)
         refresh_comparison(results_dir, kept_runs(results_dir, name).get(name, []))
-    return RunOutcome(bundle, manifest, error, analysis_s=round(time.monotonic() - started, 3))
+    return RunOutcome(bundle, manifest, error, analysis_s=analysis_s)
 
 
 def run_recipe_file(

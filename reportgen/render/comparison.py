@@ -101,8 +101,8 @@ def since_previous(c: Comparison) -> str:
     """A short MyST line for the index: the compiled step time's change and the verdict, linked to the page."""
     compiled = next((m for m in c.metrics if m.name == "compiled median"), None)
     change = change_text(compiled) if compiled is not None else MISSING
-    word = "regressed" if c.regressions and c.comparable else "not comparable" if not c.comparable else "ok"
-    return f"compiled {change}, {'**regressed**' if word == 'regressed' else word}"
+    verdict = "not comparable" if not c.comparable else "**regressed**" if c.regressions else "ok"
+    return f"compiled {change}, {verdict}"
 
 
 def regression_finding(c: Comparison) -> Finding | None:

@@ -184,7 +184,11 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> tuple[SourcePages, list[s
 
 
 def _write_report(
-    bundle: Bundle, page_dir: Path, siblings: Sequence[Bundle], runs: Sequence[RunRecord] = ()
+    bundle: Bundle,
+    page_dir: Path,
+    siblings: Sequence[Bundle],
+    runs: Sequence[RunRecord] = (),
+    comparison: Comparison | None = None,
 ) -> tuple[set[str], str | None]:
     """Write one report page, its charts, its recipe copy, its source pages and its downloads into `page_dir`,
     leaving files that already hold the right bytes alone; returns their names relative to `page_dir`, and the
@@ -200,7 +204,6 @@ def _write_report(
     sources, files = _render_sources(bundle, page_dir)
     charts = draw_charts(bundle, page_dir, prefix=f"{bundle.name}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
-    comparison = _comparison(bundle)
     history_files, spark = _write_history(bundle, page_dir, runs, comparison)
     page = report_page(
         bundle,
@@ -298,9 +301,10 @@ def render_report(
     except BundleError as exc:
         logger.warning("skipping unreadable bundle %s", exc)
         return BrokenBundle(name=bundle_dir.name, error=str(exc))
-    files, spark = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs), runs)
+    comparison = _comparison(bundle)  # read once: the page, its comparison page and its index row
+    files, spark = _write_report(bundle, page_dir, _load_siblings(bundle, sibling_dirs), runs, comparison)
     remove_stale(page_dir, files)
-    return RenderedReport(entry=index_entry(bundle, spark, _comparison(bundle)), files=tuple(sorted(files)))
+    return RenderedReport(entry=index_entry(bundle, spark, comparison), files=tuple(sorted(files)))
 
 
 def remove_stale(root: Path, keep: set[str]) -> None:
