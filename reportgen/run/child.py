@@ -123,10 +123,13 @@ def _write_provenance(recorder: ProvenanceRecorder | None, out_dir: Path, progre
     """Resolve the recorded graphs against the copied wrappers into provenance.json; a failure is a log line."""
     if recorder is None:
         return
+    from reportgen.run.provenance import STORE_DIR
+
     recorder.finish()
     started = time.perf_counter()
     try:
-        table = recorder.table(progress.result.modules, out_dir)
+        cache = _cache_dir()
+        table = recorder.table(progress.result.modules, out_dir, cache / STORE_DIR if cache else None)
     except Exception:  # an optional capture must not sink the run
         traceback.print_exc()
         return

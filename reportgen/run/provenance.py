@@ -11,10 +11,15 @@ Like `run/inductor.py`, this module holds private FX/Inductor access, each piece
   each call site's handle into the wrapper, C++ kernels included;
 - without it, GPU kernels and extern calls are joined through the wrapper's `Source Nodes` comments (node
   names or their pre-grad `from_node` names); C++ kernels stay unattributed, and a note says so.
+
+A graph resolved here is also kept in the run's Inductor cache (`reportgen-provenance/<wrapper sha256>.json`):
+a later run on a kept cache (`--inductor-cache`) whose FX-graph-cache hits skip the pass finds the table of the
+identical wrapper there, so warm compiles keep their provenance.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -27,9 +32,11 @@ import torch
 from reportgen.bundle import CallSite, GraphProvenance, ModuleFile, Provenance, ProvenanceMethod, SourceFrame
 from reportgen.formats import WrapperSite, module_path, parse_stack, parse_wrapper, user_frame, wrapper_sites
 
-__all__ = ["ProvenanceRecorder", "resolve_site"]
+__all__ = ["STORE_DIR", "ProvenanceRecorder", "resolve_site"]
 
 _PASS_ID = "reportgen-provenance-1"
+STORE_DIR = "reportgen-provenance"
+"""Under an Inductor cache dir: each resolved graph's provenance, by its wrapper's sha256."""
 _BASIC_LEVEL = 2
 _HIDDEN_DIRS = (str(Path(torch.__file__).parent) + os.sep,)
 
@@ -136,29 +143,70 @@ class ProvenanceRecorder:
             setattr(owner, name, value)
         self._restore.clear()
 
-    def table(self, files: Sequence[ModuleFile], out_dir: Path) -> Provenance:
-        """Resolve every copied wrapper's call sites against the recorded graphs; frees the graphs."""
+    def table(self, files: Sequence[ModuleFile], out_dir: Path, store: Path | None = None) -> Provenance:
+        """Resolve every copied wrapper's call sites against the recorded graphs; frees the graphs.
+
+        :param store: where resolved graphs are kept by wrapper hash (see the module's docstring); a wrapper no
+            recorded graph matches is looked up there
+        """
         notes = list(self.notes)
         graphs: list[GraphProvenance] = []
         wrappers = sorted((f for f in files if f.kind == "wrapper"), key=lambda f: f.order)
         for captured in self.captured:
             captured.index()
         used: set[int] = set()
+        reused = 0
         for position, wrapper in enumerate(wrappers):
-            text = (out_dir / wrapper.path).read_text(encoding="utf-8", errors="replace")
+            raw = (out_dir / wrapper.path).read_bytes()
+            text, digest = raw.decode("utf-8", errors="replace"), hashlib.sha256(raw).hexdigest()
             sites = wrapper_sites(text)
             match = _match(self.captured, sites, position, used)
             if match is None:
-                notes.append(f"{wrapper.path}: no recorded graph matches it (cached compile?)")
+                kept = _load_kept(store, digest)
+                if kept is None:
+                    notes.append(f"{wrapper.path}: no recorded graph matches it (cached compile?)")
+                    continue
+                graphs.append(kept.model_copy(update={"wrapper": wrapper.path}))
+                reused += 1
                 continue
             used.add(match)
             resolved = [resolve_site(site, self.captured[match].nodes(site)) for site in sites]
-            graphs.append(GraphProvenance(wrapper=wrapper.path, kind=parse_wrapper(text).kind, sites=resolved))
-        if not self.captured and wrappers:
+            graph = GraphProvenance(wrapper=wrapper.path, kind=parse_wrapper(text).kind, sites=resolved)
+            graphs.append(graph)
+            _keep(store, digest, graph)
+        if reused:
+            notes.append(
+                f"{reused} of {len(wrappers)} graphs were Inductor cache hits: their provenance is the one recorded "
+                "by the compile that filled the cache (same wrapper code)"
+            )
+        if not self.captured and not reused and wrappers:
             notes.append("provenance not captured: no compiled graph reached the recording pass (cache hits?)")
         self.captured.clear()
         method = _method(graphs, self.tracking)
         return Provenance(method=method, torch_version=torch.__version__, notes=notes, graphs=graphs)
+
+
+def _load_kept(store: Path | None, digest: str) -> GraphProvenance | None:
+    """The graph kept for the wrapper with this sha256, if any (an unreadable entry counts as none)."""
+    if store is None:
+        return None
+    try:
+        return GraphProvenance.model_validate_json((store / f"{digest}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _keep(store: Path | None, digest: str, graph: GraphProvenance) -> None:
+    """Keep a resolved graph for later runs on this cache; best effort (a read-only cache keeps nothing)."""
+    if store is None:
+        return
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        tmp = store / f".{digest}.{os.getpid()}.tmp"
+        tmp.write_text(graph.model_dump_json(), encoding="utf-8")
+        tmp.replace(store / f"{digest}.json")
+    except OSError:
+        pass
 
 
 def _method(graphs: Sequence[GraphProvenance], tracking: bool) -> ProvenanceMethod:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,37 @@ def test_nodes_without_module_meta_belong_to_the_model_itself() -> None:
         [node.name],
     )
     assert resolve_site(WrapperSite("cpp_fused_add_0", 1), []).module_path is None
+
+
+@pytest.mark.slow
+def test_a_warm_compile_on_a_kept_cache_keeps_its_provenance(tmp_path: Path) -> None:
+    """FX-graph-cache hits skip the recording pass: the second run reads the tables the first kept in the cache."""
+    path = RECIPES_DIR / "provenance_net.yaml"
+    options = RunOptions(inductor_cache=tmp_path / "cache")
+    first = read_provenance(run_recipe(load_recipe(path), path, tmp_path / "one", options))
+    second = read_provenance(run_recipe(load_recipe(path), path, tmp_path / "two", options))
+    assert first is not None and second is not None and len(first.graphs) == 2
+    assert second.notes == [
+        "2 of 2 graphs were Inductor cache hits: their provenance is the one recorded by the compile that filled "
+        "the cache (same wrapper code)"
+    ]
+    assert second.method == first.method == "debug-handles"
+    assert [g.sites for g in second.graphs] == [g.sites for g in first.graphs]
+
+
+def test_a_kept_graph_is_found_by_its_wrapper_code_and_a_damaged_one_is_ignored(tmp_path: Path) -> None:
+    from reportgen.bundle import CallSite, GraphProvenance, ModuleFile
+
+    text = "def call(args):\n    triton_poi_fused_0.run(buf0)\n"
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(text if name == "a.py" else text + "# other code\n", encoding="utf-8")
+    store = tmp_path / "store"
+    kept = GraphProvenance(wrapper="old/a.py", kind="forward", sites=[CallSite(kernel="triton_poi_fused_0")])
+    store.mkdir()
+    (store / f"{hashlib.sha256(text.encode()).hexdigest()}.json").write_text(kept.model_dump_json(), encoding="utf-8")
+    files = [ModuleFile(path=n, kind="wrapper", order=i, size_bytes=1) for i, n in enumerate(("a.py", "b.py"))]
+    table = ProvenanceRecorder().table(files, tmp_path, store)
+    assert [g.wrapper for g in table.graphs] == ["a.py"] and table.graphs[0].sites == kept.sites
+    assert "b.py: no recorded graph matches it (cached compile?)" in table.notes
+    (store / f"{hashlib.sha256(text.encode()).hexdigest()}.json").write_text("{", encoding="utf-8")
+    assert ProvenanceRecorder().table(files, tmp_path, store).graphs == []
