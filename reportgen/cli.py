@@ -124,6 +124,12 @@ def _add_history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="how far a headline metric must move, beyond its intervals, to count (default: the later run's "
         "recipe `regression_threshold`, 0.05 = 5 %% unless the recipe says otherwise)",
     )
+    cmp.add_argument(
+        "--no-pool",
+        action="store_true",
+        help="judge the two bundles alone (default: each side pools the step times of up to 5 runs of its "
+        "recipe, torch, device and git commit kept beside it, so the intervals cover variation between runs)",
+    )
     hst = sub.add_parser("history", help="list every run kept in a results directory (the history index)")
     hst.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
     hst.add_argument("--name", help="only this bundle (`<recipe>` or `<recipe>--<variant>`)")
@@ -153,7 +159,7 @@ def _compare(args: argparse.Namespace) -> int:
         after, before = before, previous_run(before)
         if before is None:
             raise BundleError(f"{after}: no earlier run of this bundle in {after.parent / HISTORY_DIR / after.name}")
-    comparisons = compare_paths(before, after, args.threshold)
+    comparisons = compare_paths(before, after, args.threshold, pool=not args.no_pool)
     if args.json:
         print(json.dumps([c.model_dump(mode="json") | {"regressed": c.regressed} for c in comparisons], indent=2))
     else:

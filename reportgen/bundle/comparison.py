@@ -19,6 +19,10 @@ class Side(BundleModel):
     run: str | None = Field(
         default=None, description="Where the run lies in its results directory (`<name>` or `.history/<name>/<id>`)."
     )
+    pooled: list[str] = Field(
+        default_factory=list,
+        description="Other runs of the same identity whose step times were pooled with this one's (their paths).",
+    )
     recipe_sha256: str | None = None
     device_name: str | None = None
     status: str

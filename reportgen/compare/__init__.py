@@ -2,7 +2,8 @@
 
 A and B are two bundles, or two results directories (bundles paired by name). A headline metric regressed
 when it moved the wrong way by more than the threshold *and* the two runs' 95 % intervals do not overlap;
-`reportgen compare` exits 1 then, 0 otherwise, 2 on bad input.
+`reportgen compare` exits 1 then, 0 otherwise, 2 on bad input. Each side's step times pool the runs of its
+identity kept beside it (`reportgen.compare.pool`), so the intervals also cover variation between processes.
 """
 
 from __future__ import annotations

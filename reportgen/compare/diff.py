@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
 from reportgen.analyze import analyze, timing_summary
@@ -11,7 +10,6 @@ from reportgen.bundle import (
     Bundle,
     CategoryChange,
     Comparison,
-    Interval,
     KernelChange,
     MetricChange,
     RunStatus,
@@ -19,7 +17,9 @@ from reportgen.bundle import (
     TimingSummary,
     iter_bundles,
     load_bundle,
+    read_manifest,
 )
+from reportgen.compare.pool import Headline, headline, pools
 from reportgen.errors import BundleError, ReportgenError
 from reportgen.recipe import DEFAULT_REGRESSION_THRESHOLD
 
@@ -32,10 +32,11 @@ MIN_KERNEL_SHARE = 0.005
 _GiB = float(1 << 30)
 
 
-def compare_paths(before: Path, after: Path, threshold: float | None = None) -> list[Comparison]:
+def compare_paths(before: Path, after: Path, threshold: float | None = None, pool: bool = True) -> list[Comparison]:
     """Two bundles, or two results directories whose bundles are paired by name.
 
     :param threshold: None: each pair's `after` recipe says (`regression_threshold`)
+    :param pool: each side pools the runs of its identity kept beside it (`reportgen.compare.pool`)
 
     :raises BundleError: a path is missing, is neither a bundle nor a directory of bundles, or nothing pairs
     """
@@ -43,38 +44,48 @@ def compare_paths(before: Path, after: Path, threshold: float | None = None) -> 
         if not path.is_dir():
             raise BundleError(f"{path}: no such bundle or results directory")
     if _is_bundle(before) and _is_bundle(after):
-        return [compare_bundles(before, after, threshold)]
+        return [compare_bundles(before, after, threshold, pool=pool)]
     if _is_bundle(before) or _is_bundle(after):
         raise BundleError(f"{before} and {after}: compare two bundles or two results directories, not one of each")
     names = sorted(_bundles(before) & _bundles(after))
     if not names:
         raise BundleError(f"{before} and {after} hold no bundle of the same name to compare")
-    return [compare_bundles(before / name, after / name, threshold) for name in names]
+    return [compare_bundles(before / name, after / name, threshold, pool=pool) for name in names]
 
 
 def compare_bundles(
-    before: Path, after: Path, threshold: float | None = None, runs: tuple[str | None, str | None] = (None, None)
+    before: Path,
+    after: Path,
+    threshold: float | None = None,
+    runs: tuple[str | None, str | None] = (None, None),
+    pool: bool = False,
 ) -> Comparison:
     """Compare two runs; `after` is judged against `before`.
 
     :param threshold: None: the `after` recipe's `regression_threshold`
     :param runs: where each run lies in its results directory, when known (kept in the comparison)
+    :param pool: step times pool each side's runs of the same identity kept beside it; the kernel diff, compile
+        time and memory stay the two bundles'
     """
     notes: list[str] = []
     old, new = _load(before, notes), _load(after, notes)
     if threshold is None:
         threshold = new.manifest.recipe.regression_threshold
     comparable = _comparable(old, new, notes)
-    old_timing, new_timing = _timing(old), _timing(new)
+    extra: tuple[list[Path], list[Path]] = ([], [])
+    if pool:
+        pooled = pools(before, after)
+        extra = (pooled[0][1:], pooled[1][1:])
+    old_h, new_h = _headline(old, extra[0]), _headline(new, extra[1])
     diagnostics = [b.capture.diagnostics if b.capture else None for b in (old, new)]
     phases = sorted({p for d in diagnostics if d for p in d.compile_phases_s})
     before_us, after_us = _per_step(old), _per_step(new)  # read once: metrics, categories and kernels use them
     return Comparison(
         name=new.manifest.name,
-        before=_side(old, runs[0]),
-        after=_side(new, runs[1]),
+        before=_side(old, runs[0], extra[0]),
+        after=_side(new, runs[1], extra[1]),
         threshold=threshold,
-        metrics=_metrics(old, new, old_timing, new_timing, threshold, (_total_ms(before_us), _total_ms(after_us))),
+        metrics=_metrics(old, new, old_h, new_h, threshold, (_total_ms(before_us), _total_ms(after_us))),
         categories=_categories(before_us, after_us),
         kernels=_kernels(before_us, after_us, threshold),
         compile_phases_s={p: tuple(d.compile_phases_s.get(p) if d else None for d in diagnostics) for p in phases},  # type: ignore[misc]
@@ -119,11 +130,12 @@ def _load(path: Path, notes: list[str]) -> Bundle:
     return Bundle(path=path, manifest=bundle.manifest, analysis=analysis, capture=bundle.capture)
 
 
-def _side(bundle: Bundle, run: str | None) -> Side:
+def _side(bundle: Bundle, run: str | None, pooled: list[Path]) -> Side:
     env = bundle.manifest.environment
     return Side(
         bundle=str(bundle.path),
         run=run,
+        pooled=[str(path) for path in pooled],
         recipe_sha256=bundle.manifest.recipe_sha256,
         device_name=env.device_name if env else None,
         status=bundle.manifest.status.value,
@@ -139,15 +151,23 @@ def _timing(bundle: Bundle) -> TimingSummary:
     return timing_summary(bundle.manifest.metrics) or TimingSummary()
 
 
-def _ci(interval: Interval | None) -> tuple[float, float] | None:
-    return (interval.low, interval.high) if interval is not None else None
+def _headline(bundle: Bundle, others: list[Path]) -> Headline:
+    """The side's step times: its bundle's, pooled with `others` (runs of its identity)."""
+    own = _timing(bundle)
+    runs = [(bundle.manifest, own.eager_median_ci_ms, own.compiled_median_ci_ms, own.speedup_ci)]
+    for path in others:
+        try:
+            runs.append((read_manifest(path), None, None, None))
+        except ReportgenError:
+            continue
+    return headline(runs)
 
 
 def _metrics(
     old: Bundle,
     new: Bundle,
-    old_t: TimingSummary,
-    new_t: TimingSummary,
+    old_h: Headline,
+    new_h: Headline,
     threshold: float,
     device: tuple[float | None, float | None],
 ) -> list[MetricChange]:
@@ -156,27 +176,17 @@ def _metrics(
     def peak(value: int | None) -> float | None:
         return value / _GiB if value is not None else None
 
-    rows = [
-        ("eager median", "ms", "lower", a.eager, b.eager, old_t.eager_median_ci_ms, new_t.eager_median_ci_ms),
-        (
-            "compiled median",
-            "ms",
-            "lower",
-            a.compiled,
-            b.compiled,
-            old_t.compiled_median_ci_ms,
-            new_t.compiled_median_ci_ms,
-        ),
-    ]
     out = [
-        _metric(name, unit, better, x.median_ms if x else None, y.median_ms if y else None, _ci(cx), _ci(cy), threshold)
-        for name, unit, better, x, y, cx, cy in rows
+        _metric(name, unit, better, x.value, y.value, x.interval, y.interval, threshold)
+        for name, unit, better, x, y in (
+            ("eager median", "ms", "lower", old_h.eager, new_h.eager),
+            ("compiled median", "ms", "lower", old_h.compiled, new_h.compiled),
+            ("speedup", "x", "higher", old_h.speedup, new_h.speedup),
+        )
     ]
-    out.append(
-        _metric("speedup", "x", "higher", a.speedup, b.speedup, _ci(old_t.speedup_ci), _ci(new_t.speedup_ci), threshold)
+    host = _metric(
+        "host probe (CPU speed)", "ms", "lower", old_h.host_probe_ms, new_h.host_probe_ms, None, None, threshold
     )
-    probe = [statistics.median(m.host_probe_ms) if m.host_probe_ms else None for m in (a, b)]
-    host = _metric("host probe (CPU speed)", "ms", "lower", probe[0], probe[1], None, None, threshold)
     if host.change is not None and abs(host.change) > threshold:  # the host, not the code, may have moved
         out = [m.model_copy(update={"verdict": "host changed", "gated": False}) for m in out]
         host = host.model_copy(update={"verdict": "host changed"})

@@ -1,7 +1,8 @@
 """Each bundle's comparison with the run before it, kept in the bundle (`comparison.json`).
 
 The run before is the newest earlier run of the same bundle name that is comparable (same recipe file and
-device model), else the newest earlier run. A kept comparison stays valid while that choice does not change;
+device model), else the newest earlier run; each side's step times pool the runs of its identity
+(`reportgen.compare.pool`), so a spread between earlier runs of the same code reads as noise, not a regression. A kept comparison stays valid while that choice does not change;
 a history merged from another machine, or a run removed, makes the next build compare again.
 """
 
@@ -53,7 +54,7 @@ def refresh_comparison(results: Path, runs: Sequence[RunRecord]) -> Comparison |
     comparison = None
     if previous is not None:
         try:
-            comparison = compare_bundles(results / previous.path, bundle, runs=(previous.path, latest.path))
+            comparison = compare_bundles(results / previous.path, bundle, runs=(previous.path, latest.path), pool=True)
         except ReportgenError as exc:
             logger.warning("%s not compared with %s: %s", latest.name, previous.path, exc)
     try:

@@ -78,14 +78,23 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     if regressed := c.regressions:
         what = ", ".join(f"{m.name} {change_text(m)}" for m in regressed)
         device = next((m for m in c.metrics if m.name == "device time per step"), None)
+        single = not (c.before.pooled and c.after.pooled)
         caution = (
             f" Device time per step moved {change_text(device)}: the change is on the host side (Python, launches) "
-            "or variation between processes, which a run's own intervals do not cover; confirm with another run."
+            "or variation between processes, which "
+            + (
+                "one run's intervals do not cover; run the recipe again on the side with one run: `compare` pools "
+                "the runs of one recipe, torch, device and commit kept in a results directory."
+                if single
+                else "the pooled runs did not show."
+            )
             if device is not None and device.change is not None and abs(device.change) <= c.threshold
             else ""
         )
         beyond = percent_text(c.threshold)
-        return f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals).{caution}"
+        return (
+            f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals; {_runs_text(c)}).{caution}"
+        )
     host = next((m for m in c.metrics if m.verdict == "host changed"), None)
     shift = next((m.change for m in c.metrics if m.name.startswith("host probe")), None)
     if host is not None and shift is not None:
@@ -94,7 +103,16 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
             f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; launch-bound step times move with "
             "it. Compare runs made on a quiet machine."
         )
-    return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals."
+    return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
+
+
+def _runs_text(c: Comparison) -> str:
+    """How many runs each side's step times pool: `1 run before, 3 runs after`."""
+
+    def runs(n: int) -> str:
+        return f"{n} run{'s' if n != 1 else ''}"
+
+    return f"{runs(1 + len(c.before.pooled))} before, {runs(1 + len(c.after.pooled))} after"
 
 
 def since_previous(c: Comparison) -> str:

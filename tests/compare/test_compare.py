@@ -54,7 +54,7 @@ def test_a_run_against_itself_is_no_regression(tmp_path: Path, capsys: pytest.Ca
     }
     assert comparison.kernels == []
     assert main(["compare", str(REAL), str(REAL)]) == 0
-    assert "No regression beyond 5 % and the 95 % intervals." in capsys.readouterr().out
+    assert "No regression beyond 5 % and the 95 % intervals (1 run before, 1 run after)." in capsys.readouterr().out
 
 
 def test_a_planted_slowdown_regresses_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,7 +72,7 @@ def test_a_planted_slowdown_regresses_and_exits_1(tmp_path: Path, capsys: pytest
     out = capsys.readouterr().out
     assert out.startswith("## `fused_add_mul`: torch 2.11.0+cu130 on cuda (NVIDIA H200) → torch 2.11.0+cu130")
     assert (
-        "**Regressed**: compiled median +20.0 %, speedup -16.7 % (beyond 5 % and outside the 95 % intervals). "
+        "**Regressed**: compiled median +20.0 %, speedup -16.7 % (beyond 5 % and outside the 95 % intervals; 1 run before, 1 run after). "
         "Device time per step moved +0.0 %: the change is on the host side" in out
     )
     assert "| compiled median" in out and "| regressed" in out
@@ -187,7 +187,7 @@ def test_real_cpu_runs_gate_a_planted_regression(tmp_path: Path) -> None:
     cli = [sys.executable, "-m", "reportgen", "compare", "--threshold", "0.5"]
     same = subprocess.run([*cli, first / "nap", second / "nap", "--markdown"], capture_output=True, text=True)
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "**No regression** beyond 50 % and the 95 % intervals." in same.stdout
+    assert "**No regression** beyond 50 % and the 95 % intervals (1 run before, 1 run after)." in same.stdout
     slow = subprocess.run([*cli, first / "nap", second / "nap_slow", "--markdown"], capture_output=True, text=True)
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "**Regressed**: eager median +" in slow.stdout and "compiled median +" in slow.stdout

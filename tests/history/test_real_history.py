@@ -27,7 +27,7 @@ def test_compare_between_torch_versions_prints_the_kernel_diff(
     assert main(["compare", str(results / "addmul"), "--markdown"]) == 0  # faster: no regression
     out = capsys.readouterr().out
     assert out.startswith(f"## `addmul`: torch {OLD} on cpu (AMD EPYC) → torch {NEW} on cpu (AMD EPYC)\n")
-    assert "**No regression** beyond 5 % and the 95 % intervals." in out
+    assert "**No regression** beyond 5 % and the 95 % intervals (1 run before, 1 run after)." in out
     assert re.search(
         r"\| compiled median +\| 11\.65 ms \[[^]]+\] +\| 0\.0348 ms \[[^]]+\] +\| -99\.7 % +\| improved", out
     )

@@ -1,0 +1,163 @@
+"""Several runs on one side of a comparison: the variation between processes that one run's intervals miss.
+
+A run's 95 % intervals cover the noise *within* its process. Two processes of the same code on the same GPU can
+differ by more (an H100, torch 2.11, the transformer recipe twice: compiled 8.54 ms [8.42–8.76] then 9.33 ms
+[9.01–9.73], device time per step −0.9 %). So each side of a comparison pools the runs of its identity kept
+beside it (same bundle name, recipe file, device model, torch, triton and git commit; the newest `POOL_MAX`):
+its median is the median of the runs' medians and its interval the envelope of their intervals, which covers
+the spread between the runs. One run per side is judged as before, and the verdict says so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.analyze import timing_summary
+from reportgen.bundle import HISTORY_DIR, MANIFEST_FILE, Interval, Manifest, RunStatus, read_manifest
+from reportgen.errors import ReportgenError
+
+__all__ = ["POOL_MAX", "Headline", "Pooled", "headline", "pools"]
+
+POOL_MAX = 5
+"""Runs pooled on a side at most (the newest): the envelope of many runs' intervals only grows."""
+
+
+def _identity(m: Manifest) -> tuple[object, ...]:
+    """What two runs must share to be pooled: the same code, recipe, software and device model."""
+    env = m.environment
+    versions = env.versions if env else None
+    return (
+        m.name,
+        m.recipe_sha256,
+        env.device_name if env else None,
+        versions.torch if versions else None,
+        versions.triton if versions else None,
+        m.git_commit,
+    )
+
+
+def _kept_beside(bundle: Path) -> list[Path]:
+    """Every run of `bundle`'s name in its results directory (`<name>/` and `.history/<name>/*/`), itself included."""
+    if bundle.parent.parent.name == HISTORY_DIR:  # a kept run: <results>/.history/<name>/<run id>
+        results, name = bundle.parent.parent.parent, bundle.parent.name
+    else:
+        results, name = bundle.parent, bundle.name
+    runs = [results / name] if (results / name / MANIFEST_FILE).is_file() else []
+    return runs + sorted(p.parent for p in (results / HISTORY_DIR / name).glob(f"*/{MANIFEST_FILE}"))
+
+
+def _manifests(paths: Sequence[Path]) -> list[tuple[Path, Manifest]]:
+    out = []
+    for path in paths:
+        try:
+            out.append((path, read_manifest(path)))
+        except ReportgenError:  # an unreadable run is left out of the pool, never trusted
+            continue
+    return out
+
+
+def _pool(anchor: Path, after_start: str | None) -> list[Path]:
+    """The ok runs of `anchor`'s identity beside it, started no later than it (and after `after_start`), newest
+    first, `anchor` first of all; at most `POOL_MAX`."""
+    try:
+        own = read_manifest(anchor)
+    except ReportgenError:
+        return [anchor]
+    if own.status is not RunStatus.ok:
+        return [anchor]
+    key, start = _identity(own), own.started_at or ""
+    found = [
+        (m.started_at or "", path)
+        for path, m in _manifests([p for p in _kept_beside(anchor) if p.resolve() != anchor.resolve()])
+        if m.status is RunStatus.ok
+        and _identity(m) == key
+        and (m.started_at or "") <= start
+        and (after_start is None or (m.started_at or "") > after_start)
+    ]
+    found.sort(reverse=True)
+    return [anchor, *[path for _, path in found][: POOL_MAX - 1]]
+
+
+def pools(before: Path, after: Path) -> tuple[list[Path], list[Path]]:
+    """The runs pooled on each side (each side's own bundle first).
+
+    When both bundles are runs of one results directory, the `after` side takes only runs newer than `before`,
+    so the two sides never share a run.
+    """
+    same_dir = {p.resolve() for p in _kept_beside(before)} == {p.resolve() for p in _kept_beside(after)}
+    start = None
+    if same_dir:
+        try:
+            start = read_manifest(before).started_at or ""
+        except ReportgenError:
+            start = None
+    return _pool(before, None), _pool(after, start)
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """One step-time figure of a side: the median over its runs and the interval that covers them."""
+
+    value: float | None
+    interval: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A side's step-time figures, over the runs pooled on it."""
+
+    runs: int
+    eager: Pooled
+    compiled: Pooled
+    speedup: Pooled
+    host_probe_ms: float | None
+
+
+def _ci(interval: Interval | None) -> tuple[float, float] | None:
+    return (interval.low, interval.high) if interval is not None else None
+
+
+def _combine(values: Sequence[float | None], intervals: Sequence[tuple[float, float] | None]) -> Pooled:
+    """Median of the runs' values; the envelope of their intervals (None unless every run has one)."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return Pooled(None, None)
+    value = known[0] if len(known) == 1 else statistics.median(known)
+    if len(known) != len(values) or any(i is None for i in intervals):
+        return Pooled(value, None)
+    lows, highs = [i[0] for i in intervals if i], [i[1] for i in intervals if i]
+    return Pooled(value, (min(lows), max(highs)))
+
+
+def headline(runs: Sequence[tuple[Manifest, Interval | None, Interval | None, Interval | None]]) -> Headline:
+    """A side's figures from its runs: (manifest, eager, compiled and speedup intervals) each; the first is the
+    side's own bundle, whose intervals may come from its analysis (the others' are computed from their samples)."""
+    rows = []
+    for index, (manifest, eager_ci, compiled_ci, speedup_ci) in enumerate(runs):
+        if index > 0:
+            summary = timing_summary(manifest.metrics)
+            eager_ci, compiled_ci, speedup_ci = (
+                (summary.eager_median_ci_ms, summary.compiled_median_ci_ms, summary.speedup_ci)
+                if summary
+                else (None, None, None)
+            )
+        m = manifest.metrics
+        rows.append(
+            (
+                (m.eager.median_ms if m.eager else None, _ci(eager_ci)),
+                (m.compiled.median_ms if m.compiled else None, _ci(compiled_ci)),
+                (m.speedup, _ci(speedup_ci)),
+                statistics.median(m.host_probe_ms) if m.host_probe_ms else None,
+            )
+        )
+    probes = [r[3] for r in rows if r[3] is not None]
+    return Headline(
+        runs=len(rows),
+        eager=_combine([r[0][0] for r in rows], [r[0][1] for r in rows]),
+        compiled=_combine([r[1][0] for r in rows], [r[1][1] for r in rows]),
+        speedup=_combine([r[2][0] for r in rows], [r[2][1] for r in rows]),
+        host_probe_ms=statistics.median(probes) if probes else None,
+    )
