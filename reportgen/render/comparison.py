@@ -130,7 +130,7 @@ def regression_finding(c: Comparison) -> Finding | None:
     lines = [
         f"Compared with the run of {c.before.started_at or 'unknown date'} (torch {c.before.torch or '?'}): "
         + ", ".join(f"{m.name} {change_text(m)}" for m in c.regressions)
-        + f", beyond {percent_text(c.threshold)} and outside both runs' 95 % intervals.",
+        + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)}).",
     ]
     slower = [k for k in c.kernels if k.kind in ("slower", "added")][:5]
     lines += [
@@ -141,8 +141,9 @@ def regression_finding(c: Comparison) -> Finding | None:
         severity="problem",
         title="Slower than the previous run",
         evidence="\n".join(lines),
-        suggestion="Open the comparison page for the kernel-level diff; rerun once to rule out a noisy host "
-        "(`reportgen compare` judges the step times against both runs' intervals, not across processes).",
+        suggestion="Open the comparison page for the kernel-level diff; run the recipe again to rule out a noisy "
+        "host or process: the gate pools the kept runs of one recipe, torch, device and commit on each side, so a "
+        "spread between them reads as noise.",
     )
 
 

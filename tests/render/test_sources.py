@@ -163,7 +163,7 @@ def test_kernel_page() -> None:
     kernel = index.kernel(0, "triton_poi_fused_add_mul_0")
     assert kernel is not None
     text = kernel_page(kernel, _graph(0, FORWARD), KERNEL_MODULE)
-    assert text.startswith("---\norphan: true\n---\n\n# `triton_poi_fused_add_mul_0`\n")
+    assert text.startswith("---\norphan: true\nnosearch: true\n---\n\n# `triton_poi_fused_add_mul_0`\n")
     assert "- **Graph:** {doc}`Forward graph (graph 0) <../modules/w0>`" in text
     assert "- **ATen ops:** `aten.mul`, `aten.add`" in text
     assert "- **Source nodes:** `mul`, `add`" in text
@@ -217,6 +217,10 @@ def test_sphinx_build(tmp_path: Path, make_bundle) -> None:  # type: ignore[no-u
     assert sorted(p.name for p in (report / "modules").iterdir()) == ["w0.html", "w1.html"]
     assert 'href="modules/w1.html"' in (report / "index.html").read_text()
     assert 'href="../kernels/0-triton_poi_fused_add_mul_0.html"' in (report / "modules" / "w0.html").read_text()
+    # Source pages stay out of the search index; the report, whose kernel table names every kernel, is in it.
+    search = (html / "searchindex.js").read_text()
+    assert '"reports/mix/index"' in search and "triton_poi_fused_add_mul_0" in search
+    assert '"inductor_meta"' not in search  # a word of the kernel's source only
 
 
 def _fixture_modules() -> tuple[dict[str, str], dict[str, str]]:
