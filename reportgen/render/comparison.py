@@ -77,20 +77,7 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     """One sentence: what regressed (and whether the device agrees), why nothing was judged, or no regression."""
     if regressed := c.regressions:
         what = ", ".join(f"{m.name} {change_text(m)}" for m in regressed)
-        device = next((m for m in c.metrics if m.name == "device time per step"), None)
-        single = not (c.before.pooled and c.after.pooled)
-        caution = (
-            f" Device time per step moved {change_text(device)}: the change is on the host side (Python, launches) "
-            "or variation between processes, which "
-            + (
-                "one run's intervals do not cover; run the recipe again on the side with one run: `compare` pools "
-                "the runs of one recipe, torch, device and commit kept in a results directory."
-                if single
-                else "the pooled runs did not show."
-            )
-            if device is not None and device.change is not None and abs(device.change) <= c.threshold
-            else ""
-        )
+        caution = _host_side(c)
         beyond = percent_text(c.threshold)
         return (
             f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals; {_runs_text(c)}).{caution}"
@@ -104,6 +91,24 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
             "it. Compare runs made on a quiet machine."
         )
     return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
+
+
+def _host_side(c: Comparison) -> str:
+    """When step times regressed but device time per step did not move: where the change must be, and what to do."""
+    device = next((m for m in c.metrics if m.name == "device time per step"), None)
+    if device is None or device.change is None or abs(device.change) > c.threshold:
+        return ""
+    pooled = c.before.pooled and c.after.pooled
+    return (
+        f" Device time per step moved {change_text(device)}: the change is on the host side (Python, launches) or "
+        "variation between processes, which "
+        + (
+            "the pooled runs did not show."
+            if pooled
+            else "one run's intervals do not cover; run the recipe again: each side pools the runs of one recipe, "
+            "torch, device and commit kept in its results directory."
+        )
+    )
 
 
 def _runs_text(c: Comparison) -> str:
@@ -130,7 +135,8 @@ def regression_finding(c: Comparison) -> Finding | None:
     lines = [
         f"Compared with the run of {c.before.started_at or 'unknown date'} (torch {c.before.torch or '?'}): "
         + ", ".join(f"{m.name} {change_text(m)}" for m in c.regressions)
-        + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)}).",
+        + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)})."
+        + _host_side(c),
     ]
     slower = [k for k in c.kernels if k.kind in ("slower", "added")][:5]
     lines += [
