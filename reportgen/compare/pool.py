@@ -39,46 +39,51 @@ def _identity(m: Manifest) -> tuple[object, ...]:
     )
 
 
+def _home(bundle: Path) -> tuple[Path, str]:
+    """(results directory, bundle name) of a latest run `<results>/<name>` or a kept one
+    `<results>/.history/<name>/<run id>`."""
+    if bundle.parent.parent.name == HISTORY_DIR:
+        return bundle.parent.parent.parent, bundle.parent.name
+    return bundle.parent, bundle.name
+
+
 def _kept_beside(bundle: Path) -> list[Path]:
-    """Every run of `bundle`'s name in its results directory (`<name>/` and `.history/<name>/*/`), itself included."""
-    if bundle.parent.parent.name == HISTORY_DIR:  # a kept run: <results>/.history/<name>/<run id>
-        results, name = bundle.parent.parent.parent, bundle.parent.name
-    else:
-        results, name = bundle.parent, bundle.name
+    """Every run of `bundle`'s name in its results directory, newest first: `<name>/`, then `.history/<name>/*/`
+    by run id (which starts with the run's start time), `bundle` itself included."""
+    results, name = _home(bundle)
     runs = [results / name] if (results / name / MANIFEST_FILE).is_file() else []
-    return runs + sorted(p.parent for p in (results / HISTORY_DIR / name).glob(f"*/{MANIFEST_FILE}"))
-
-
-def _manifests(paths: Sequence[Path]) -> list[tuple[Path, Manifest]]:
-    out = []
-    for path in paths:
-        try:
-            out.append((path, read_manifest(path)))
-        except ReportgenError:  # an unreadable run is left out of the pool, never trusted
-            continue
-    return out
+    kept = sorted((p.parent for p in (results / HISTORY_DIR / name).glob(f"*/{MANIFEST_FILE}")), reverse=True)
+    return runs + kept
 
 
 def _pool(anchor: Path, after_start: str | None) -> list[Path]:
-    """The ok runs of `anchor`'s identity beside it, started no later than it (and after `after_start`), newest
-    first, `anchor` first of all; at most `POOL_MAX`."""
+    """`anchor`, then the newest ok runs of its identity beside it that started no later than it (and after
+    `after_start`); at most `POOL_MAX` in all. Manifests are read newest first until the pool is full."""
     try:
         own = read_manifest(anchor)
     except ReportgenError:
         return [anchor]
     if own.status is not RunStatus.ok:
         return [anchor]
-    key, start = _identity(own), own.started_at or ""
-    found = [
-        (m.started_at or "", path)
-        for path, m in _manifests([p for p in _kept_beside(anchor) if p.resolve() != anchor.resolve()])
-        if m.status is RunStatus.ok
-        and _identity(m) == key
-        and (m.started_at or "") <= start
-        and (after_start is None or (m.started_at or "") > after_start)
-    ]
-    found.sort(reverse=True)
-    return [anchor, *[path for _, path in found][: POOL_MAX - 1]]
+    key, start, found = _identity(own), own.started_at or "", [anchor]
+    for path in _kept_beside(anchor):
+        if len(found) == POOL_MAX:
+            break
+        if path.resolve() == anchor.resolve():
+            continue
+        try:
+            m = read_manifest(path)
+        except ReportgenError:  # an unreadable run is left out of the pool, never trusted
+            continue
+        began = m.started_at or ""
+        if (
+            m.status is RunStatus.ok
+            and _identity(m) == key
+            and began <= start
+            and (after_start is None or began > after_start)
+        ):
+            found.append(path)
+    return found
 
 
 def pools(before: Path, after: Path) -> tuple[list[Path], list[Path]]:
@@ -87,7 +92,8 @@ def pools(before: Path, after: Path) -> tuple[list[Path], list[Path]]:
     When both bundles are runs of one results directory, the `after` side takes only runs newer than `before`,
     so the two sides never share a run.
     """
-    same_dir = {p.resolve() for p in _kept_beside(before)} == {p.resolve() for p in _kept_beside(after)}
+    (dir_a, name_a), (dir_b, name_b) = _home(before), _home(after)
+    same_dir = name_a == name_b and dir_a.resolve() == dir_b.resolve()
     start = None
     if same_dir:
         try:
