@@ -153,13 +153,13 @@ def _timing(bundle: Bundle) -> TimingSummary:
 
 def _headline(bundle: Bundle, others: list[Path]) -> Headline:
     """The side's step times: its bundle's, pooled with `others` (runs of its identity)."""
-    own = _timing(bundle)
-    runs = [(bundle.manifest, own.eager_median_ci_ms, own.compiled_median_ci_ms, own.speedup_ci)]
+    runs = [(bundle.manifest, _timing(bundle))]
     for path in others:
         try:
-            runs.append((read_manifest(path), None, None, None))
+            manifest = read_manifest(path)
         except ReportgenError:
             continue
+        runs.append((manifest, timing_summary(manifest.metrics) or TimingSummary()))
     return headline(runs)
 
 

@@ -15,8 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.analyze import timing_summary
-from reportgen.bundle import HISTORY_DIR, MANIFEST_FILE, Interval, Manifest, RunStatus, read_manifest
+from reportgen.bundle import (
+    HISTORY_DIR,
+    MANIFEST_FILE,
+    Interval,
+    Manifest,
+    RunStatus,
+    TimingSummary,
+    read_manifest,
+)
 from reportgen.errors import ReportgenError
 
 __all__ = ["POOL_MAX", "Headline", "Pooled", "headline", "pools"]
@@ -138,24 +145,16 @@ def _combine(values: Sequence[float | None], intervals: Sequence[tuple[float, fl
     return Pooled(value, (min(lows), max(highs)))
 
 
-def headline(runs: Sequence[tuple[Manifest, Interval | None, Interval | None, Interval | None]]) -> Headline:
-    """A side's figures from its runs: (manifest, eager, compiled and speedup intervals) each; the first is the
-    side's own bundle, whose intervals may come from its analysis (the others' are computed from their samples)."""
+def headline(runs: Sequence[tuple[Manifest, TimingSummary]]) -> Headline:
+    """A side's figures from its runs, each a manifest and its timing summary (intervals)."""
     rows = []
-    for index, (manifest, eager_ci, compiled_ci, speedup_ci) in enumerate(runs):
-        if index > 0:
-            summary = timing_summary(manifest.metrics)
-            eager_ci, compiled_ci, speedup_ci = (
-                (summary.eager_median_ci_ms, summary.compiled_median_ci_ms, summary.speedup_ci)
-                if summary
-                else (None, None, None)
-            )
+    for manifest, timing in runs:
         m = manifest.metrics
         rows.append(
             (
-                (m.eager.median_ms if m.eager else None, _ci(eager_ci)),
-                (m.compiled.median_ms if m.compiled else None, _ci(compiled_ci)),
-                (m.speedup, _ci(speedup_ci)),
+                (m.eager.median_ms if m.eager else None, _ci(timing.eager_median_ci_ms)),
+                (m.compiled.median_ms if m.compiled else None, _ci(timing.compiled_median_ci_ms)),
+                (m.speedup, _ci(timing.speedup_ci)),
                 statistics.median(m.host_probe_ms) if m.host_probe_ms else None,
             )
         )
