@@ -187,7 +187,10 @@ def test_real_cpu_runs_gate_a_planted_regression(tmp_path: Path) -> None:
     cli = [sys.executable, "-m", "reportgen", "compare", "--threshold", "0.5"]
     same = subprocess.run([*cli, first / "nap", second / "nap", "--markdown"], capture_output=True, text=True)
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "**No regression** beyond 50 % and the 95 % intervals (1 run before, 1 run after)." in same.stdout
+    # Same code: no regression, or not judged when something else on the host slowed its CPU by half (seen here
+    # while a 30 GB tree was being deleted beside the test run).
+    judged = "**No regression** beyond 50 % and the 95 % intervals (1 run before, 1 run after)." in same.stdout
+    assert judged or "**Not judged**: the host's CPU speed differed" in same.stdout, same.stdout
     slow = subprocess.run([*cli, first / "nap", second / "nap_slow", "--markdown"], capture_output=True, text=True)
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert "**Regressed**: eager median +" in slow.stdout and "compiled median +" in slow.stdout
