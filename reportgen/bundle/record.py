@@ -77,6 +77,12 @@ class RunRecord(BundleModel):
         default=None, description="The whole run, start to end (what a scheduler plans by)."
     )
 
+    @property
+    def identity(self) -> tuple[str | None, ...]:
+        """What two runs share when their step times may be pooled: bundle, recipe file, device model, torch,
+        triton and the recipe's git commit."""
+        return (self.name, self.recipe_sha256, self.device_name, self.torch, self.triton, self.git_commit)
+
     @classmethod
     def from_manifest(cls, manifest: Manifest, path: str, head: AnalysisHead | None = None) -> RunRecord:
         """The record of the bundle at `path` with this manifest (and its analysis's head, when analysed)."""

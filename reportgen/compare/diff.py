@@ -12,14 +12,14 @@ from reportgen.bundle import (
     Comparison,
     KernelChange,
     MetricChange,
+    RunRecord,
     RunStatus,
     Side,
     TimingSummary,
     iter_bundles,
     load_bundle,
-    read_manifest,
 )
-from reportgen.compare.pool import Headline, headline, pools
+from reportgen.compare.pool import Headline, Run, headline, pooled_runs
 from reportgen.errors import BundleError, ReportgenError
 from reportgen.recipe import DEFAULT_REGRESSION_THRESHOLD
 
@@ -72,18 +72,17 @@ def compare_bundles(
     if threshold is None:
         threshold = new.manifest.recipe.regression_threshold
     comparable = _comparable(old, new, notes)
-    extra: tuple[list[Path], list[Path]] = ([], [])
+    extra: tuple[list[Run], list[Run]] = ([], [])
     if pool:
-        pooled = pools(before, after)
-        extra = (pooled[0][1:], pooled[1][1:])
+        extra = pooled_runs((before, old.manifest), (after, new.manifest))
     old_h, new_h = _headline(old, extra[0]), _headline(new, extra[1])
     diagnostics = [b.capture.diagnostics if b.capture else None for b in (old, new)]
     phases = sorted({p for d in diagnostics if d for p in d.compile_phases_s})
     before_us, after_us = _per_step(old), _per_step(new)  # read once: metrics, categories and kernels use them
     return Comparison(
         name=new.manifest.name,
-        before=_side(old, runs[0], extra[0]),
-        after=_side(new, runs[1], extra[1]),
+        before=_side(old, runs[0], [path for path, _ in extra[0]]),
+        after=_side(new, runs[1], [path for path, _ in extra[1]]),
         threshold=threshold,
         metrics=_metrics(old, new, old_h, new_h, threshold, (_total_ms(before_us), _total_ms(after_us))),
         categories=_categories(before_us, after_us),
@@ -151,16 +150,16 @@ def _timing(bundle: Bundle) -> TimingSummary:
     return timing_summary(bundle.manifest.metrics) or TimingSummary()
 
 
-def _headline(bundle: Bundle, others: list[Path]) -> Headline:
+def _headline(bundle: Bundle, others: list[Run]) -> Headline:
     """The side's step times: its bundle's, pooled with `others` (runs of its identity)."""
-    runs = [(bundle.manifest, _timing(bundle))]
-    for path in others:
-        try:
-            manifest = read_manifest(path)
-        except ReportgenError:
-            continue
-        runs.append((manifest, timing_summary(manifest.metrics) or TimingSummary()))
-    return headline(runs)
+    own = [(RunRecord.from_manifest(bundle.manifest, str(bundle.path)), _timing(bundle))]
+    return headline(
+        own
+        + [
+            (RunRecord.from_manifest(manifest, str(path)), timing_summary(manifest.metrics) or TimingSummary())
+            for path, manifest in others
+        ]
+    )
 
 
 def _metrics(

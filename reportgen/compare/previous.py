@@ -2,8 +2,9 @@
 
 The run before is the newest earlier run of the same bundle name that is comparable (same recipe file and
 device model), else the newest earlier run; each side's step times pool the runs of its identity
-(`reportgen.compare.pool`), so a spread between earlier runs of the same code reads as noise, not a regression. A kept comparison stays valid while that choice does not change;
-a history merged from another machine, or a run removed, makes the next build compare again.
+(`reportgen.compare.pool`), so a spread between earlier runs of the same code reads as noise, not a regression.
+A kept comparison stays valid while that choice does not change; a history merged from another machine, or a
+run removed, makes the next build compare again.
 """
 
 from __future__ import annotations

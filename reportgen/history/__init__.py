@@ -6,6 +6,14 @@ The bundles stay the source of truth; the index (`<results>/.reportgen-history.s
 
 from __future__ import annotations
 
-from reportgen.history.index import SCHEMA, HistoryIndex, IndexUpdate, find_bundles, previous_run
+from reportgen.history.index import (
+    SCHEMA,
+    HistoryIndex,
+    IndexUpdate,
+    bundle_home,
+    find_bundles,
+    kept_runs_of,
+    previous_run,
+)
 
-__all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
+__all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "bundle_home", "find_bundles", "kept_runs_of", "previous_run"]

@@ -27,7 +27,7 @@ from reportgen.bundle import (
 )
 from reportgen.errors import BundleError
 
-__all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "find_bundles", "previous_run"]
+__all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "bundle_home", "find_bundles", "kept_runs_of", "previous_run"]
 
 SCHEMA = 4
 """`PRAGMA user_version` of today's index; another value means rebuild."""
@@ -67,10 +67,25 @@ def find_bundles(results: Path) -> Iterator[Path]:
         yield bundle
 
 
+def bundle_home(bundle: Path) -> tuple[Path, str]:
+    """(results directory, bundle name) of a latest run `<results>/<name>` or a kept one
+    `<results>/.history/<name>/<run id>`."""
+    if bundle.parent.parent.name == HISTORY_DIR:
+        return bundle.parent.parent.parent, bundle.parent.name
+    return bundle.parent, bundle.name
+
+
+def kept_runs_of(bundle: Path) -> list[Path]:
+    """The runs of `bundle`'s name that its results directory keeps in `.history/`, newest first (a run id
+    starts with the run's start time)."""
+    results, name = bundle_home(bundle)
+    return sorted((p.parent for p in (results / HISTORY_DIR / name).glob(f"*/{MANIFEST_FILE}")), reverse=True)
+
+
 def previous_run(bundle: Path) -> Path | None:
     """The run of bundle `bundle` (`<results>/<name>`) that came before it: the newest one in its history."""
-    runs = sorted(p.parent for p in (bundle.parent / HISTORY_DIR / bundle.name).glob(f"*/{MANIFEST_FILE}"))
-    return runs[-1] if runs else None
+    runs = kept_runs_of(bundle)
+    return runs[0] if runs else None
 
 
 def _stamp(bundle: Path) -> tuple[int, int, int]:

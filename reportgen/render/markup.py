@@ -7,7 +7,18 @@ from collections.abc import Iterable, Sequence
 
 from reportgen.bundle import NOT_MEASURED
 
-__all__ = ["MISSING", "ORPHAN", "SORTABLE", "code_block", "code_span", "escape_md", "figure", "list_table", "plural"]
+__all__ = [
+    "MISSING",
+    "ORPHAN",
+    "ORPHAN_UNSEARCHED",
+    "SORTABLE",
+    "code_block",
+    "code_span",
+    "escape_md",
+    "figure",
+    "list_table",
+    "plural",
+]
 
 MISSING = NOT_MEASURED
 """A table cell or value that was not measured (`reportgen.bundle.NOT_MEASURED`)."""
@@ -16,6 +27,8 @@ SORTABLE = "reportgen-sortable"
 """Class of tables the site's `reportgen.js` makes sortable and filterable (long kernel tables)."""
 ORPHAN = "---\norphan: true\n---"
 """Front matter of a page that is in no toctree (Sphinx then does not warn about it)."""
+ORPHAN_UNSEARCHED = "---\norphan: true\nnosearch: true\n---"
+"""Front matter of a page in no toctree and not in the search index (source pages)."""
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
 _LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleIndex
-from reportgen.render.markup import MISSING, SORTABLE, code_block, code_span, list_table, plural
+from reportgen.render.markup import MISSING, ORPHAN_UNSEARCHED, SORTABLE, code_block, code_span, list_table, plural
 
 __all__ = [
     "KERNELS_DIR",
@@ -41,7 +41,7 @@ MAX_KERNEL_PAGES = 40
 MAX_HIGHLIGHTED_BYTES = 200_000
 """Wrapper sources longer than this are shown as plain text: Pygments takes seconds on the megabytes of a
 large model's wrapper (its kernels' sources are inline), for every build that writes the page."""
-_SOURCE_FRONT_MATTER = "---\norphan: true\nnosearch: true\n---"
+_SOURCE_FRONT_MATTER = ORPHAN_UNSEARCHED
 """Wrapper and kernel pages are in no toctree and not in the search index: their text is source code (megabytes
 for a wrapper; stemming a kernel page's source took 11 % of Sphinx's time for a mixnet_l report), and the
 report's kernel tables, which are indexed, hold every kernel's name, ops and module."""

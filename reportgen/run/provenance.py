@@ -19,6 +19,7 @@ identical wrapper there, so warm compiles keep their provenance.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections import Counter
@@ -29,7 +30,15 @@ from typing import Any
 
 import torch
 
-from reportgen.bundle import CallSite, GraphProvenance, ModuleFile, Provenance, ProvenanceMethod, SourceFrame
+from reportgen.bundle import (
+    CallSite,
+    GraphProvenance,
+    ModuleFile,
+    Provenance,
+    ProvenanceMethod,
+    SourceFrame,
+    write_if_changed,
+)
 from reportgen.formats import WrapperSite, module_path, parse_stack, parse_wrapper, user_frame, wrapper_sites
 
 __all__ = ["STORE_DIR", "ProvenanceRecorder", "resolve_site"]
@@ -200,13 +209,8 @@ def _keep(store: Path | None, digest: str, graph: GraphProvenance) -> None:
     """Keep a resolved graph for later runs on this cache; best effort (a read-only cache keeps nothing)."""
     if store is None:
         return
-    try:
-        store.mkdir(parents=True, exist_ok=True)
-        tmp = store / f".{digest}.{os.getpid()}.tmp"
-        tmp.write_text(graph.model_dump_json(), encoding="utf-8")
-        tmp.replace(store / f"{digest}.json")
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_if_changed(store / f"{digest}.json", graph.model_dump_json().encode())
 
 
 def _method(graphs: Sequence[GraphProvenance], tracking: bool) -> ProvenanceMethod:
