@@ -43,8 +43,10 @@ class MetricChange(BundleModel):
     after_ci: tuple[float, float] | None = None
     gated: bool = Field(description="Whether this metric can fail the comparison (it has intervals).")
     verdict: Literal["regressed", "improved", "within noise", "host changed", "not measured"] = Field(
-        description="`host changed`: the host probe's median moved beyond the threshold between the runs, so step "
-        "times are not judged (launch-bound steps are CPU time)."
+        description="`host changed`: the host probe's median moved beyond the threshold between the runs (its "
+        "ratio r) and the step time moved no further than the host may explain (`r ** 2`, see "
+        "`reportgen.compare.diff.HOST_REACH`), so it is not judged; a step time that moved beyond that by the "
+        "threshold and the intervals is still `regressed` (or `improved`)."
     )
 
     @property

@@ -77,7 +77,7 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     """One sentence: what regressed (and whether the device agrees), why nothing was judged, or no regression."""
     if regressed := c.regressions:
         what = ", ".join(f"{m.name} {change_text(m)}" for m in regressed)
-        caution = _host_side(c)
+        caution = _host_moved(c) + _host_side(c)
         beyond = percent_text(c.threshold)
         return (
             f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals; {_runs_text(c)}).{caution}"
@@ -87,10 +87,21 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     if host is not None and shift is not None:
         return (
             f"{bold}Not judged{bold}: the host's CPU speed differed between the runs (a fixed CPU workload took "
-            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; launch-bound step times move with "
-            "it. Compare runs made on a quiet machine."
+            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}, and no step time moved beyond what "
+            "that may explain (launch-bound steps are CPU time). Compare runs made on a quiet machine."
         )
     return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
+
+
+def _host_moved(c: Comparison) -> str:
+    """When the host probe moved too: the step times were judged beyond what the host's change explains."""
+    probe = next((m for m in c.metrics if m.name.startswith("host probe") and m.verdict == "host changed"), None)
+    if probe is None or probe.change is None:
+        return ""
+    return (
+        f" The host's CPU speed changed too (a fixed CPU workload took {100 * probe.change:+.1f} % as long): the "
+        "step times moved beyond what that may explain."
+    )
 
 
 def _host_side(c: Comparison) -> str:
@@ -136,6 +147,7 @@ def regression_finding(c: Comparison) -> Finding | None:
         f"Compared with the run of {c.before.started_at or 'unknown date'} (torch {c.before.torch or '?'}): "
         + ", ".join(f"{m.name} {change_text(m)}" for m in c.regressions)
         + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)})."
+        + _host_moved(c)
         + _host_side(c),
     ]
     slower = [k for k in c.kernels if k.kind in ("slower", "added")][:5]
