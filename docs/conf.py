@@ -9,6 +9,7 @@ project = "reportgen"
 html_title = project
 extensions = ["myst_parser", "reportgen.sphinx"]
 html_theme = "furo"
+html_show_copyright = False
 # reportgen.css: long kernel names wrap in tables; a compact reports index.
 html_static_path = [str(STATIC_DIR)]
 html_css_files = ["reportgen.css"]

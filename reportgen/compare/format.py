@@ -77,7 +77,7 @@ def _kernels(r: ModuleType, kernels: list[KernelChange], threshold: float, code:
         ]
         for k in kernels[: r.COMPARISON_KERNEL_ROWS]
     ]
-    table = _table(rows, ["graph", "kernel", "category", "", "before", "after", "change"], fmt)
+    table = _table(rows, ["graph", "kernel", "category", "how", "before", "after", "change"], fmt)
     more = len(kernels) - r.COMPARISON_KERNEL_ROWS
     return table + (f"\n\n… and {more} more." if more > 0 else "")
 

@@ -207,7 +207,7 @@ def comparison_page(c: Comparison, title: str) -> str:
         ]
     parts.append("## Kernels that changed")
     if c.kernels:
-        headers = ["graph", "kernel", "category", "", "before", "after", "change"]
+        headers = ["graph", "kernel", "category", "how", "before", "after", "change"]
         parts.append(list_table(headers, _kernel_rows(c.kernels)))
         if (more := len(c.kernels) - COMPARISON_KERNEL_ROWS) > 0:
             parts.append(f"… and {more} more.")
