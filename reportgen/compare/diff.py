@@ -193,7 +193,7 @@ def _metrics(
         "host probe (CPU speed)", "ms", "lower", old_h.host_probe_ms, new_h.host_probe_ms, None, None, threshold
     )
     if host.change is not None and abs(host.change) > threshold:  # the host, not the code, may have moved
-        # Step times are judged beyond what the host's change explains; the speedup (a ratio of two step
+        # Step times are judged beyond what the host's change may explain; the speedup (a ratio of two step
         # times the host moved by unknown shares) is not judged.
         eager, compiled, speedup = out
         out = [_beyond_host(eager, 1 + host.change, threshold), _beyond_host(compiled, 1 + host.change, threshold)]

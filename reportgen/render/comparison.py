@@ -87,14 +87,14 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     if host is not None and shift is not None:
         return (
             f"{bold}Not judged{bold}: the host's CPU speed differed between the runs (a fixed CPU workload took "
-            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}, and no step time moved beyond what "
-            "that may explain (launch-bound steps are CPU time). Compare runs made on a quiet machine."
+            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; a step time that moved no further than "
+            "that may explain is not judged (launch-bound steps are CPU time). Compare runs made on a quiet machine."
         )
     return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
 
 
 def _host_moved(c: Comparison) -> str:
-    """When the host probe moved too: the step times were judged beyond what the host's change explains."""
+    """When the host probe moved too: the step times were judged beyond what the host's change may explain."""
     probe = next((m for m in c.metrics if m.name.startswith("host probe") and m.verdict == "host changed"), None)
     if probe is None or probe.change is None:
         return ""
