@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from reportgen.site.trees import Listing, listing
 
-__all__ = ["STAMP_FILE", "BuildStamp", "clear_stamp", "prune_removed", "read_stamp", "write_stamp"]
+__all__ = ["STAMP_FILE", "BuildStamp", "changed_documents", "clear_stamp", "prune_removed", "read_stamp", "write_stamp"]
 
 STAMP_FILE = ".reportgen-build.json"
 _DOCTREES = ".doctrees"
@@ -56,6 +56,17 @@ def _docname(relative: str) -> str | None:
         if relative.endswith(suffix):
             return relative[: -len(suffix)]
     return None
+
+
+def changed_documents(previous: BuildStamp | None, stamp: BuildStamp) -> tuple[int, int]:
+    """(documents added, changed or removed since `previous`, documents in `stamp`): every document counts as
+    changed when there is no previous build or its inputs differ."""
+    docs = {k for k in stamp.sources if _docname(k) is not None}
+    if previous is None or previous.inputs != stamp.inputs:
+        return len(docs), len(docs)
+    before = {k for k in previous.sources if _docname(k) is not None}
+    changed = {k for k in docs if previous.sources.get(k) != stamp.sources[k]} | (before - docs)
+    return len(changed), len(docs)
 
 
 def _env_outputs(tree: Path) -> tuple[set[str], set[str]] | None:

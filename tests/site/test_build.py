@@ -12,6 +12,8 @@ import pytest
 from reportgen.bundle import RunStatus
 from reportgen.errors import SiteError
 from reportgen.pipeline import build as build_site
+from reportgen.site import build as site
+from reportgen.site.stamp import BuildStamp, changed_documents
 
 MakeBundle = Callable[..., Path]
 
@@ -98,6 +100,46 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path: Path, make_bundle: 
     assert not any(name.startswith(("reports/gamma/", "_sources/reports/gamma/")) for name in site)
     assert not any("gamma" in name for name in site if name.startswith(("_images/", "_downloads/")))
     assert "beta after" in site["reports/beta/index.html"].decode()
+
+
+def test_a_small_change_builds_serially_and_equals_a_clean_build(
+    tmp_path: Path, make_bundle: MakeBundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front page's text edited in a site of 20 bundles (one document of 46, within SERIAL_SHARE): Sphinx
+    runs with `-j 1` and the site equals a clean build of the same sources; three bundles changed run `-j auto`."""
+    results = tmp_path / "results"
+    for i in range(20):
+        make_bundle(results, f"b{i:02d}", title=f"b{i:02d} before")
+    jobs: list[str] = []
+    run_sphinx = site.run_sphinx
+
+    def spy(source: Path, html: Path, jobs_: str = "auto") -> None:
+        jobs.append(jobs_)
+        run_sphinx(source, html, jobs_)
+
+    monkeypatch.setattr(site, "run_sphinx", lambda source, html, jobs="auto": spy(source, html, jobs))
+    html = build_site(results, tmp_path / "site")
+    front = "# torch.compile reports\n\nOur nightly runs.\n\n```{toctree}\nreports/index\n```\n"
+    for source in (tmp_path / "site", tmp_path / "clean"):
+        source.mkdir(exist_ok=True)
+        (source / "index.md").write_text(front)  # kept by the build: the user's front page
+    build_site(results, tmp_path / "site")
+    assert jobs == ["auto", "1"]
+    assert "Our nightly runs." in (html / "index.html").read_text()
+    assert _site(html) == _site(build_site(results, tmp_path / "clean"))
+    for i in range(3):
+        make_bundle(results, f"b{i:02d}", title=f"b{i:02d} after")
+    build_site(results, tmp_path / "site")
+    assert jobs[-1] == "auto"
+
+
+def test_changed_documents_counts_sources_added_changed_and_removed() -> None:
+    before = BuildStamp(inputs="x", sources={"index.md": (1, 1), "a.md": (1, 1), "gone.md": (1, 1), "a.png": (1, 1)})
+    after = BuildStamp(inputs="x", sources={"index.md": (1, 1), "a.md": (2, 2), "new.md": (1, 1), "a.png": (3, 3)})
+    assert changed_documents(before, after) == (3, 3)  # a changed, new added, gone removed; images do not count
+    assert changed_documents(before, before) == (0, 3)
+    assert changed_documents(None, after) == (3, 3)
+    assert changed_documents(before.model_copy(update={"inputs": "y"}), before) == (3, 3)  # reportgen or Sphinx changed
 
 
 def test_a_rebuild_with_nothing_changed_does_not_run_sphinx(tmp_path: Path, make_bundle: MakeBundle) -> None:
