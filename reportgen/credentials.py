@@ -17,6 +17,7 @@ __all__ = [
     "REDACTED",
     "SECRET_NAME",
     "SECRET_VALUE",
+    "TOKEN_ANCHORS",
     "TOKEN_KINDS",
     "URL_PASSWORD",
     "is_secret",
@@ -41,6 +42,18 @@ TOKEN_KINDS: Final[dict[str, str]] = {
     "JWT": r"eyJ[\w-]{10,}\.[\w-]{10,}(?:\.[\w-]+)?",
 }
 """Credential formats by kind; a PEM private key is taken with its body (also with JSON-escaped newlines)."""
+TOKEN_ANCHORS: Final[dict[str, tuple[str, ...]]] = {
+    "PEM private key": ("-----BEGIN ",),
+    "Hugging Face token": ("hf_",),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "AWS access key id": ("AKIA", "ASIA"),
+    "Slack token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-"),
+    "OpenAI-style key": ("sk-",),
+    "JWT": ("eyJ",),
+}
+"""Literal text every credential of a kind contains: a text with none of them is not searched with the patterns
+(over a mixnet_l bundle's 521 modules, 7 MB: 0.07 s instead of 0.72-0.80 s; random hashes in paths held "xox")."""
+_URL_ANCHOR = "://"
 
 _URL_CREDENTIALS = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"<>]*:)(?!\[redacted\]@)(?P<password>[^\s/?#@'\"<>]+)(?=@)"
@@ -89,5 +102,8 @@ def redact(text: str, secrets: Iterable[str] = ()) -> tuple[str, Counter[str]]:
         found[URL_PASSWORD] += 1
         return f"{match['head']}{REDACTED}"
 
-    text = _TOKEN.sub(token, text)
-    return _URL_CREDENTIALS.sub(password, text), found
+    if any(anchor in text for anchors in TOKEN_ANCHORS.values() for anchor in anchors):
+        text = _TOKEN.sub(token, text)
+    if _URL_ANCHOR in text:
+        text = _URL_CREDENTIALS.sub(password, text)
+    return text, found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.credentials import REDACTED, TOKEN_KINDS, looks_like_token, redact, secret_parts
+from reportgen.credentials import REDACTED, TOKEN_ANCHORS, TOKEN_KINDS, looks_like_token, redact, secret_parts
 
 __all__: list[str] = []
 
@@ -21,6 +21,32 @@ TOKENS = {
 
 def test_every_declared_kind_has_a_sample() -> None:
     assert set(TOKENS) == set(TOKEN_KINDS)
+
+
+VARIANTS = [
+    ("GitHub token", f"gh{letter}_" + "a1B2" * 6) for letter in "pousr"
+] + [
+    ("AWS access key id", "ASIA" + "ABCDEFGHIJKLMNOP"),
+    *(("Slack token", f"xox{letter}-" + "123456789012-abc") for letter in "abpr"),
+    ("PEM private key", "-----BEGIN PRIVATE KEY-----\\nMIIE"),
+]
+"""Every alternative of each kind's pattern: each must carry one of the kind's `TOKEN_ANCHORS`, or `redact`
+would not look for it."""
+
+
+def test_every_declared_kind_has_anchors() -> None:
+    assert set(TOKEN_ANCHORS) == set(TOKEN_KINDS)
+
+
+@pytest.mark.parametrize(("kind", "token"), [*TOKENS.items(), *VARIANTS])
+def test_every_form_of_a_kind_carries_its_anchor_and_is_redacted(kind: str, token: str) -> None:
+    assert any(anchor in token for anchor in TOKEN_ANCHORS[kind])
+    assert redact(f"x = {token!r}") == (f"x = '{REDACTED}'", {kind: 1})
+
+
+def test_a_text_without_anchors_is_returned_as_it_is() -> None:
+    text = "def triton_poi_fused_add_0(in_ptr0, xnumel, XBLOCK: tl.constexpr):  # high mask-free\n" * 1000
+    assert redact(text) == (text, {})
 
 
 @pytest.mark.parametrize("kind", sorted(TOKENS))
