@@ -53,6 +53,7 @@ TOKEN_ANCHORS: Final[dict[str, tuple[str, ...]]] = {
 }
 """Literal text every credential of a kind contains: a text with none of them is not searched with the patterns
 (over a mixnet_l bundle's 521 modules, 7 MB: 0.07 s instead of 0.72-0.80 s; random hashes in paths held "xox")."""
+_ANCHORS = tuple(anchor for anchors in TOKEN_ANCHORS.values() for anchor in anchors)
 _URL_ANCHOR = "://"
 
 _URL_CREDENTIALS = re.compile(
@@ -102,7 +103,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> tuple[str, Counter[str]]:
         found[URL_PASSWORD] += 1
         return f"{match['head']}{REDACTED}"
 
-    if any(anchor in text for anchors in TOKEN_ANCHORS.values() for anchor in anchors):
+    if any(anchor in text for anchor in _ANCHORS):
         text = _TOKEN.sub(token, text)
     if _URL_ANCHOR in text:
         text = _URL_CREDENTIALS.sub(password, text)

@@ -82,9 +82,7 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
         return (
             f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals; {_runs_text(c)}).{caution}"
         )
-    host = next((m for m in c.metrics if m.verdict == "host changed"), None)
-    shift = next((m.change for m in c.metrics if m.name.startswith("host probe")), None)
-    if host is not None and shift is not None:
+    if (shift := _host_shift(c)) is not None:
         return (
             f"{bold}Not judged{bold}: the host's CPU speed differed between the runs (a fixed CPU workload took "
             f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; a step time that moved no further than "
@@ -93,13 +91,18 @@ def verdict_text(c: Comparison, bold: str = "**") -> str:
     return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
 
 
+def _host_shift(c: Comparison) -> float | None:
+    """The host probe's change when it moved beyond the threshold (its verdict `host changed`), else None."""
+    probe = next((m for m in c.metrics if m.name.startswith("host probe")), None)
+    return probe.change if probe is not None and probe.verdict == "host changed" else None
+
+
 def _host_moved(c: Comparison) -> str:
     """When the host probe moved too: the step times were judged beyond what the host's change may explain."""
-    probe = next((m for m in c.metrics if m.name.startswith("host probe") and m.verdict == "host changed"), None)
-    if probe is None or probe.change is None:
+    if (shift := _host_shift(c)) is None:
         return ""
     return (
-        f" The host's CPU speed changed too (a fixed CPU workload took {100 * probe.change:+.1f} % as long): the "
+        f" The host's CPU speed changed too (a fixed CPU workload took {100 * shift:+.1f} % as long): the "
         "step times moved beyond what that may explain."
     )
 

@@ -41,10 +41,6 @@ MAX_KERNEL_PAGES = 40
 MAX_HIGHLIGHTED_BYTES = 200_000
 """Wrapper sources longer than this are shown as plain text: Pygments takes seconds on the megabytes of a
 large model's wrapper (its kernels' sources are inline), for every build that writes the page."""
-_SOURCE_FRONT_MATTER = ORPHAN_UNSEARCHED
-"""Wrapper and kernel pages are in no toctree and not in the search index: their text is source code (megabytes
-for a wrapper; stemming a kernel page's source took 11 % of Sphinx's time for a mixnet_l report), and the
-report's kernel tables, which are indexed, hold every kernel's name, ops and module."""
 _SAFE_NAME = re.compile(r"\w+")
 _MAX_NAME = 150
 _PROFILED_CPP = re.compile(r"graph_(\d+)_(cpp_\w+)")
@@ -191,7 +187,7 @@ def wrapper_page(graph: GraphModule, source: str, pages: SourcePages) -> str:
     return (
         "\n\n".join(
             [
-                _SOURCE_FRONT_MATTER,
+                ORPHAN_UNSEARCHED,
                 f"# {graph_title(graph.graph, graph.kind)} wrapper",
                 intro,
                 _kernel_table(graph, pages),
@@ -226,7 +222,7 @@ def kernel_page(kernel: IndexedKernel, graph: GraphModule, source: str) -> str:
     return (
         "\n\n".join(
             [
-                _SOURCE_FRONT_MATTER,
+                ORPHAN_UNSEARCHED,
                 f"# {code_span(info.name)}",
                 "{doc}`Back to the report <../index>`",
                 "\n".join(f"- **{key}:** {value}" for key, value in items),

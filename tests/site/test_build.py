@@ -113,11 +113,11 @@ def test_a_small_change_builds_serially_and_equals_a_clean_build(
     jobs: list[str] = []
     run_sphinx = site.run_sphinx
 
-    def spy(source: Path, html: Path, jobs_: str = "auto") -> None:
-        jobs.append(jobs_)
-        run_sphinx(source, html, jobs_)
+    def spy(source: Path, html: Path, **options: str) -> None:
+        jobs.append(options.get("jobs", "auto"))
+        run_sphinx(source, html, **options)
 
-    monkeypatch.setattr(site, "run_sphinx", lambda source, html, jobs="auto": spy(source, html, jobs))
+    monkeypatch.setattr(site, "run_sphinx", spy)
     html = build_site(results, tmp_path / "site")
     front = "# torch.compile reports\n\nOur nightly runs.\n\n```{toctree}\nreports/index\n```\n"
     for source in (tmp_path / "site", tmp_path / "clean"):
