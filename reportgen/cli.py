@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen import __version__
+from reportgen.arguments import FLAG_TYPES, check_paths, port
 from reportgen.bundle import HISTORY_DIR
-from reportgen.console import LiveProgress, PrintProgress
+from reportgen.console import LiveProgress, PrintProgress, show, terminal_logging
 from reportgen.errors import BundleError, ReportgenError
+from reportgen.escape import terminal_text
 from reportgen.pins import model_requirements
 
 if typing.TYPE_CHECKING:
@@ -93,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("docs"),
         help="HTML directory, or a Sphinx source dir with _build/html",
     )
-    srv.add_argument("--port", type=int, default=8000, help="TCP port (0: any free one)")
+    srv.add_argument("--port", type=port, default=8000, help="TCP port, 1-65535 (0: any free one)")
     val = sub.add_parser("validate", help="check recipes without running them")
     val.add_argument("recipes", nargs="+", type=Path)
     req = sub.add_parser("requirements", help="print the pip requirements the recipes' models need")
@@ -163,7 +165,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([c.model_dump(mode="json") | {"regressed": c.regressed} for c in comparisons], indent=2))
     else:
-        print(to_markdown(comparisons) if args.markdown else to_text(comparisons))
+        show(to_markdown(comparisons) if args.markdown else to_text(comparisons))
     return 1 if any(c.regressed for c in comparisons) else 0
 
 
@@ -176,7 +178,7 @@ def _history(args: argparse.Namespace) -> int:
         update = index.update()
         runs = index.runs(recipe=args.recipe, name=args.name, torch=args.torch)
     for problem in update.unreadable:
-        print(f"reportgen: warning: left out of the history: {problem}", file=sys.stderr)
+        show(f"reportgen: warning: left out of the history: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in runs], indent=2))
         return 0
@@ -186,16 +188,19 @@ def _history(args: argparse.Namespace) -> int:
 
     rows = [
         [
-            r.started_at[:19],
-            r.name,
-            r.status,
-            r.torch or "—",
-            r.device_name or "—",
-            num(r.eager_ms, ".2f"),
-            num(r.compiled_ms, ".2f"),
-            num(r.speedup, ".2f"),
-            num(r.compile_s, ".1f"),
-            r.path,
+            terminal_text(cell, single_line=True)
+            for cell in (
+                r.started_at[:19],
+                r.name,
+                r.status,
+                r.torch or "—",
+                r.device_name or "—",
+                num(r.eager_ms, ".2f"),
+                num(r.compiled_ms, ".2f"),
+                num(r.speedup, ".2f"),
+                num(r.compile_s, ".1f"),
+                r.path,
+            )
         ]
         for r in runs
     ]
@@ -237,7 +242,7 @@ def _add_options(parser: argparse.ArgumentParser, name: str) -> None:
         parser.add_argument(
             option.metadata["flag"],
             dest=option.name,
-            type=kind,
+            type=FLAG_TYPES.get(option.name, kind),
             default=option.default,
             metavar=option.metadata.get("metavar"),
             choices=option.metadata.get("choices"),
@@ -277,13 +282,14 @@ def _serve(site: Path, port: int) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     from reportgen import pipeline
 
+    check_paths(args)
     if args.command == "validate":
         from reportgen.recipe import load_recipes, recipe_warnings
 
         for recipe, path in zip(load_recipes(args.recipes), args.recipes, strict=True):
             for warning in recipe_warnings(path):
-                print(f"reportgen: warning: {warning}", file=sys.stderr)
-            print(f"{path}: ok ({recipe.name})")
+                show(f"reportgen: warning: {warning}", file=sys.stderr)
+            show(f"{path}: ok ({recipe.name})")
         return 0
     if args.command == "requirements":
         print("\n".join(_requirements(args.recipes)))
@@ -303,7 +309,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from reportgen.reproduce import reproduce
 
         reproduction = reproduce(args.bundle, args.results, options)
-        print(reproduction.table())
+        show(reproduction.table())
         return 0 if reproduction.ok else 1
     matrix: MatrixOptions = _options(args, "MatrixOptions")
     with _progress(args.results) as progress:
@@ -316,10 +322,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = _parser().parse_args(argv)
+    terminal_logging()
     try:
         return _dispatch(args)
     except ReportgenError as exc:
-        print(f"reportgen: error: {exc}", file=sys.stderr)
+        show(f"reportgen: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("reportgen: interrupted", file=sys.stderr)

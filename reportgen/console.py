@@ -6,17 +6,20 @@ Both implement `reportgen.progress.Progress`. The live display tails the running
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rich.markup import escape
 
 from reportgen.bundle import LOG_FILE, NOT_MEASURED
+from reportgen.escape import terminal_text
 from reportgen.progress import RunOutcome
 
 if TYPE_CHECKING:
@@ -24,17 +27,55 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 
-__all__ = ["LiveProgress", "PrintProgress", "stage_line", "summary_rows"]
+__all__ = [
+    "LiveProgress",
+    "PrintProgress",
+    "TerminalFormatter",
+    "show",
+    "stage_line",
+    "summary_rows",
+    "terminal_logging",
+]
 
 SUMMARY_HEADER = ("bundle", "status", "speedup", "wall time")
 _STAGE_LINE = re.compile(r"^\[reportgen \d\d:\d\d:\d\d\] (.+)$")
 _POLL_S = 0.5
 
 
+def _cell(text: str) -> str:
+    """A name or value on one line of the terminal (`escape.terminal_text`): no forged line, no control."""
+    return terminal_text(text, single_line=True)
+
+
+def show(text: str, file: TextIO | None = None) -> None:
+    """Print `text` to the terminal (stdout, or `file`) through `escape.terminal_text`: its newlines stay, its
+    escape sequences, bells, carriage returns and bidi controls are shown as text."""
+    print(terminal_text(text), file=file or sys.stdout, flush=True)
+
+
+class TerminalFormatter(logging.Formatter):
+    """Log records as `%(message)s` through `escape.terminal_text`: warnings quote bundles and their names."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record's text, fit for a terminal."""
+        return terminal_text(super().format(record))
+
+
+def terminal_logging() -> None:
+    """Route reportgen's warnings to stderr through `TerminalFormatter` (once; Python's last-resort handler would
+    write them raw)."""
+    logger = logging.getLogger("reportgen")
+    if not any(isinstance(h.formatter, TerminalFormatter) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(TerminalFormatter("%(message)s"))
+        logger.addHandler(handler)
+
+
 def stage_line(outcome: RunOutcome) -> str:
     """`<bundle>: environment 3.1 s, model 2.0 s, ...`: where a run's time went."""
-    stages = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in outcome.stages_s().items())
-    return f"{outcome.bundle.name}: {stages}" if stages else ""
+    stages = ", ".join(f"{_cell(name)} {seconds:.1f} s" for name, seconds in outcome.stages_s().items())
+    return f"{_cell(outcome.bundle.name)}: {stages}" if stages else ""
 
 
 def summary_rows(outcomes: Sequence[RunOutcome]) -> list[tuple[str, str, str, str]]:
@@ -46,8 +87,8 @@ def summary_rows(outcomes: Sequence[RunOutcome]) -> list[tuple[str, str, str, st
         speedup = manifest.metrics.speedup
         rows.append(
             (
-                outcome.bundle.name,
-                status,
+                _cell(outcome.bundle.name),
+                _cell(status),
                 f"{speedup:.2f}×" if speedup is not None else NOT_MEASURED,
                 f"{manifest.wall_time_s:.1f} s",
             )
@@ -59,7 +100,11 @@ class PrintProgress:
     """Plain lines through `notify`: `running <name>`, `<name>: ok in 12.3 s -> <bundle>`, `site: <path>`."""
 
     def __init__(self, notify: Callable[[str], None] = print) -> None:
-        self.notify = notify
+        self._notify = notify
+
+    def notify(self, line: str) -> None:
+        """Pass `line` on, fit for a terminal (`escape.terminal_text`)."""
+        self._notify(terminal_text(line))
 
     def __enter__(self) -> PrintProgress:
         return self
@@ -102,7 +147,7 @@ def _run_log(results_dir: Path, name: str) -> Path | None:
     """The running child's log: `run.log` in the bundle's temporary directory (`bundle.store.replace_dir`)."""
     pattern = re.compile(rf"^\.tmp-{re.escape(name)}-[0-9a-f]{{8}}$")
     try:
-        logs = [d / LOG_FILE for d in results_dir.iterdir() if pattern.match(d.name) and (d / LOG_FILE).is_file()]
+        logs = [d / LOG_FILE for d in results_dir.iterdir() if pattern.fullmatch(d.name) and (d / LOG_FILE).is_file()]
     except OSError:
         return None
     return max(logs, key=lambda p: p.stat().st_mtime, default=None)
@@ -194,12 +239,16 @@ class LiveProgress:
             if self._overall is None:
                 self._overall = self._progress.add_task("", total=total)
         self._progress.update(self._overall, description=f"[bold]run {index} of {total}[/]")
-        label = f"[cyan]{escape(slot)}[/] [bold]{escape(name)}[/]" if slot else f"[bold]{escape(name)}[/]"
+        label = (
+            f"[cyan]{escape(_cell(slot))}[/] [bold]{escape(_cell(name))}[/]"
+            if slot
+            else f"[bold]{escape(_cell(name))}[/]"
+        )
         current, started = self._progress.add_task(f"{label}: starting", total=None), time.monotonic()
 
         def on_stage(stage: str) -> None:
             since = time.monotonic() - started
-            self._progress.update(current, description=f"{label}: {escape(stage)} [dim](since {since:.0f} s)[/]")
+            self._progress.update(current, description=f"{label}: {escape(_cell(stage))} [dim](since {since:.0f} s)[/]")
 
         tail = _LogTail(self._results_dir, name, on_stage) if self._results_dir is not None else None
         with self._lock:
@@ -212,10 +261,11 @@ class LiveProgress:
         self._end_run(outcome.bundle.name)
         manifest = outcome.manifest
         mark = "[green]✓[/]" if outcome.ok else "[red]✗[/]"
-        note = f" [red](analysis failed: {escape(outcome.analysis_error)})[/]" if outcome.analysis_error else ""
+        error = outcome.analysis_error
+        note = f" [red](analysis failed: {escape(terminal_text(error))})[/]" if error else ""
         self.console.print(
-            f"{mark} {outcome.bundle.name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s"
-            f" -> {escape(str(outcome.bundle))}{note}",
+            f"{mark} {escape(_cell(outcome.bundle.name))}: {manifest.status.value} in {manifest.wall_time_s:.1f} s"
+            f" -> {escape(_cell(str(outcome.bundle)))}{note}",
             highlight=False,
         )
         if self._overall is not None:
@@ -235,11 +285,11 @@ class LiveProgress:
 
     def build_stage(self, stage: str) -> None:
         """The spinner line shows the build stage."""
-        self._replace_current(f"[bold]site[/]: {stage}")
+        self._replace_current(f"[bold]site[/]: {escape(_cell(stage))}")
 
     def site_built(self, html_dir: Path) -> None:
         """Where the site is."""
         if self._current is not None:
             self._progress.remove_task(self._current)
             self._current = None
-        self.console.print(f"site: {escape(str(html_dir / 'index.html'))}", highlight=False, soft_wrap=True)
+        self.console.print(f"site: {escape(_cell(str(html_dir / 'index.html')))}", highlight=False, soft_wrap=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 __all__ = [
+    "ENV_VALUE",
     "REDACTED",
     "SECRET_NAME",
     "SECRET_VALUE",
@@ -23,6 +24,8 @@ __all__ = [
     "is_secret",
     "looks_like_token",
     "redact",
+    "redact_env",
+    "redact_env_yaml",
     "secret_parts",
 ]
 
@@ -82,6 +85,42 @@ def secret_parts(name: str, value: str) -> list[str]:
     if SECRET_NAME.search(name):
         return [value]
     return [m.group() for m in _TOKEN.finditer(value)] + [m["password"] for m in _URL_CREDENTIALS.finditer(value)]
+
+
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+"""An environment variable's name as recipes write them (`recipe.model.ENV_NAME_RE`)."""
+_YAML_ENTRY = re.compile(
+    r"""(?P<key>(?<![\w$.-])(?P<q>["']?)(?P<name>[A-Z_][A-Z0-9_]*)(?P=q)[ \t]*:[ \t]+)"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*'|\[[^\]\n]*\]"""  # quoted, a one-line flow sequence
+    r"""|[|>][-+0-9]*[ \t]*(?:\#[^\n]*)?(?:\n(?:[ \t]*\n)*(?P<indent>[ \t]+)[^\n]*(?:\n(?:[ \t]*\n)*(?P=indent)[^\n]*)*)?"""
+    r"""|[^\s#,\[\]{}\n'"|>](?:[^#,\]\}\n]*?))(?=[ \t]*(?:\#|,|\]|\}|$))""",
+    re.M,
+)
+"""`NAME: value` in YAML, block or flow style: the value quoted, a block scalar (`|`, `>` and its indented lines),
+or plain up to a comment, a comma or a bracket."""
+
+
+def redact_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with the value of every secret-named variable replaced by ``[redacted]``, whatever it looks like."""
+    return {name: REDACTED if SECRET_NAME.search(name) else value for name, value in env.items()}
+
+
+def redact_env_yaml(text: str) -> tuple[str, int]:
+    """Recipe text (YAML) with the value of every secret-named, env-style entry (`SERVICE_PASSWORD: hunter2`)
+    replaced by ``"[redacted]"``, and how many were: a value with no token shape, too short to search for as a
+    literal, is still never published."""
+    count = 0
+
+    def entry(match: re.Match[str]) -> str:
+        nonlocal count
+        if not SECRET_NAME.search(match["name"]) or match["value"] in (f'"{REDACTED}"', f"'{REDACTED}'"):
+            return match.group()
+        count += 1
+        return f'{match["key"]}"{REDACTED}"'
+
+    if not any(SECRET_NAME.search(name) for name in _ENV_NAME.findall(text)):
+        return text, 0
+    return _YAML_ENTRY.sub(entry, text), count
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> tuple[str, Counter[str]]:

@@ -27,6 +27,7 @@ from reportgen.bundle import (
 )
 from reportgen.compare import refresh_comparison, refresh_comparisons
 from reportgen.errors import RecipeError, ReportgenError
+from reportgen.escape import terminal_text
 from reportgen.matrix import MatrixOptions, MatrixRun, run_matrix
 from reportgen.progress import Progress, RunOutcome, SilentProgress
 from reportgen.recipe import Recipe, Variant, load_recipe, load_recipes
@@ -115,10 +116,12 @@ def analyze_missing(results_dir: Path) -> list[Path]:
             with bundle_lock(results_dir, bundle.name, timeout_s=0):
                 error = analyze_bundle(bundle, read_manifest(bundle)) if _needs_analysis(bundle) else None
         except ReportgenError as exc:
-            print(f"reportgen: warning: {bundle.name} not analysed: {exc}", file=sys.stderr, flush=True)
+            print(terminal_text(f"reportgen: warning: {bundle.name} not analysed: {exc}"), file=sys.stderr, flush=True)
             continue
         if error is not None:  # the page says why, too
-            print(f"reportgen: warning: {bundle.name} not analysed: {error}", file=sys.stderr, flush=True)
+            print(
+                terminal_text(f"reportgen: warning: {bundle.name} not analysed: {error}"), file=sys.stderr, flush=True
+            )
         done.append(bundle)
     return done
 

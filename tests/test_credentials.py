@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.credentials import REDACTED, TOKEN_ANCHORS, TOKEN_KINDS, looks_like_token, redact, secret_parts
+from reportgen.credentials import (
+    REDACTED,
+    TOKEN_ANCHORS,
+    TOKEN_KINDS,
+    looks_like_token,
+    redact,
+    redact_env,
+    redact_env_yaml,
+    secret_parts,
+)
 
 __all__: list[str] = []
 
@@ -23,9 +32,7 @@ def test_every_declared_kind_has_a_sample() -> None:
     assert set(TOKENS) == set(TOKEN_KINDS)
 
 
-VARIANTS = [
-    ("GitHub token", f"gh{letter}_" + "a1B2" * 6) for letter in "pousr"
-] + [
+VARIANTS = [("GitHub token", f"gh{letter}_" + "a1B2" * 6) for letter in "pousr"] + [
     ("AWS access key id", "ASIA" + "ABCDEFGHIJKLMNOP"),
     *(("Slack token", f"xox{letter}-" + "123456789012-abc") for letter in "abpr"),
     ("PEM private key", "-----BEGIN PRIVATE KEY-----\\nMIIE"),
@@ -106,3 +113,36 @@ def test_secret_parts_take_the_whole_value_only_of_secret_names() -> None:
     assert secret_parts("DATABASE_URL", "postgres://u:s3cret-pw@h/db") == ["s3cret-pw"]
     assert secret_parts("NOTE", f"see {TOKENS['Hugging Face token']}") == [TOKENS["Hugging Face token"]]
     assert secret_parts("HOME", "/root") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("env:\n  SERVICE_PASSWORD: hunter2\n", 'env:\n  SERVICE_PASSWORD: "[redacted]"\n'),
+        ("env: {DB_PASSWORD: 'a''b', X: 1}\n", 'env: {DB_PASSWORD: "[redacted]", X: 1}\n'),
+        ('  "API_KEY": "q\\"x"  # note\n', '  "API_KEY": "[redacted]"  # note\n'),
+        ("  GH_TOKEN: |\n    line one\n    line two\n  NEXT: 1\n", '  GH_TOKEN: "[redacted]"\n  NEXT: 1\n'),
+        ("  AUTH_HEADER: [redacted]\n", '  AUTH_HEADER: "[redacted]"\n'),
+    ],
+    ids=["plain", "flow-single-quoted", "quoted-key-and-comment", "block-scalar", "flow-sequence"],
+)
+def test_secret_named_env_entries_of_a_recipe_are_redacted(text: str, expected: str) -> None:
+    assert redact_env_yaml(text) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "model:\n  kwargs: {max_tokens: 128, tokenizer: gpt2}\n",  # lower-case keys are arguments, not env
+        "env:\n  TORCHINDUCTOR_MAX_AUTOTUNE: '1'\n",
+        'env:\n  HF_TOKEN: "[redacted]"\n',
+    ],
+    ids=["kwargs", "not-secret-named", "already-redacted"],
+)
+def test_other_entries_stay(text: str) -> None:
+    assert redact_env_yaml(text) == (text, 0)
+
+
+def test_redact_env_takes_every_secret_named_value() -> None:
+    env = {"SERVICE_PASSWORD": "hunter2", "X": "1", "MY_SESSION": "a"}
+    assert redact_env(env) == {"SERVICE_PASSWORD": REDACTED, "X": "1", "MY_SESSION": REDACTED}

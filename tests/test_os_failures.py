@@ -136,7 +136,7 @@ def test_a_file_where_a_directory_should_be_is_one_line(work: Path) -> None:
         "(a part of that path is a file, not a directory; check the path)"
     )
     line = _one_line(_reportgen(work, "build", "prev", "--out", "site", "--html", "afile/html"))
-    assert line == (  # the HTML goes to a tree beside the link `html` first (`site.trees`)
-        "reportgen: error: afile/.html-a/.reportgen-build.json: cannot write the HTML site 'html': Not a directory "
+    assert line == (  # the build state goes beside the link `html` first (`site.state`)
+        "reportgen: error: afile/.html-state: cannot write the HTML site 'html': Not a directory "
         "(a part of that path is a file, not a directory; check the path)"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -103,3 +104,41 @@ def test_reproduce_without_recipe_file(tmp_path: Path, make_bundle: MakeBundle) 
     assert proc.stderr == (
         f"reportgen: error: {bundle_dir}: missing recipe.yaml (re-run the recipe with `reportgen run`)\n"
     )
+
+
+def _renamed(bundle_dir: Path, name: str) -> None:
+    path = bundle_dir / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "name": name}))
+
+
+@pytest.mark.parametrize("name", ["../../X", "../X", "ABSOLUTE", "a/../../X", ".reproduce", "..", "a\nb"])
+def test_reproduce_writes_nothing_outside_its_output_for_a_hostile_name(
+    tmp_path: Path, make_bundle: MakeBundle, name: str
+) -> None:
+    """A manifest named `../../X` (or an absolute path) had its recipe and modules written there before the
+    recipe was parsed: the name is refused first, and nothing is written anywhere."""
+    work = tmp_path / "work"
+    bundle_dir = make_bundle(work / "results", "mixnet")
+    target = tmp_path / "abs-target"
+    _renamed(bundle_dir, str(target) if name == "ABSOLUTE" else name)
+    out = work / "deep" / "out"
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(BundleError, match="the manifest's name is not valid"):
+        reproduce(bundle_dir, out, notify=lambda _: None)
+    assert sorted(tmp_path.rglob("*")) == before  # not even -o was created
+    proc = _cli("reproduce", bundle_dir, "-o", out, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not valid" in proc.stderr
+    assert not target.exists() and not (work / "X").exists() and not (tmp_path / "X").exists()
+
+
+def test_staging_follows_no_link_out_of_the_output(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A `.reproduce` (or its bundle directory) that is a link to elsewhere is refused, not written through."""
+    bundle_dir = make_bundle(tmp_path / "results", "mixnet")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".reproduce").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(BundleError, match="symbolic link"):
+        reproduce(bundle_dir, out, notify=lambda _: None)
+    assert list(elsewhere.iterdir()) == []

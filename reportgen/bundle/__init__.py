@@ -54,15 +54,22 @@ from reportgen.bundle.confine import (
     MAX_JSON_BYTES,
     MAX_MODULE_BYTES,
     MAX_TRACE_BYTES,
+    MAX_WALK_DEPTH,
+    MAX_WALK_ENTRIES,
     bundle_file,
+    is_plain_file,
+    open_plain,
+    walk_entries,
 )
 from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
+from reportgen.bundle.discovery import history_runs, holds_manifest, iter_bundles, iter_kept_runs, real_dir
 from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
     CAPTURE_FILE,
     COMPARISON_FILE,
+    DAMAGED_DIR,
     GRAPHS_DIR,
     HISTORY_DIR,
     HISTORY_INDEX_FILE,
@@ -89,6 +96,7 @@ from reportgen.bundle.manifest import (
     StepTimes,
     Versions,
 )
+from reportgen.bundle.names import MAX_NAME_CHARS, SAFE_NAME, is_bundle_name, is_run_id, name_problem
 from reportgen.bundle.optional import read_analysis_head, read_comparison, read_provenance, write_comparison
 from reportgen.bundle.provenance import (
     CallSite,
@@ -110,7 +118,6 @@ from reportgen.bundle.sources import (
 from reportgen.bundle.store import (
     Bundle,
     analysis_revision,
-    iter_bundles,
     load_bundle,
     read_analysis,
     read_analysis_error,
@@ -131,7 +138,7 @@ from reportgen.bundle.timing import (
     TimingSummary,
     format_ms,
 )
-from reportgen.bundle.transfer import iter_kept_runs, merge_results, pack_bundle, unpack_bundle
+from reportgen.bundle.transfer import merge_results, pack_bundle, unpack_bundle
 
 __all__ = [
     "ANALYSIS_ERROR_FILE",
@@ -142,6 +149,7 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_ORDER",
     "COMPARISON_FILE",
+    "DAMAGED_DIR",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -150,13 +158,17 @@ __all__ = [
     "MANIFEST_FILE",
     "MAX_JSON_BYTES",
     "MAX_MODULE_BYTES",
+    "MAX_NAME_CHARS",
     "MAX_TRACE_BYTES",
+    "MAX_WALK_DEPTH",
+    "MAX_WALK_ENTRIES",
     "MODULES_DIR",
     "NOT_MEASURED",
     "OTHER",
     "PROVENANCE_FILE",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
+    "SAFE_NAME",
     "SCHEMA_VERSION",
     "SEED_BUCKETS",
     "TRACE_FILE",
@@ -231,11 +243,18 @@ __all__ = [
     "bundle_lock_path",
     "category_color",
     "format_ms",
+    "history_runs",
+    "holds_manifest",
+    "is_bundle_name",
+    "is_plain_file",
+    "is_run_id",
     "iter_bundles",
     "iter_kept_runs",
     "load_bundle",
     "merge_results",
     "module_dir",
+    "name_problem",
+    "open_plain",
     "pack_bundle",
     "read_analysis",
     "read_analysis_error",
@@ -247,12 +266,14 @@ __all__ = [
     "read_manifest",
     "read_provenance",
     "read_recipe_text",
+    "real_dir",
     "reason_headline",
     "recover_dir",
     "replace_dir",
     "seed_category",
     "set_aside",
     "unpack_bundle",
+    "walk_entries",
     "write_analysis",
     "write_analysis_error",
     "write_bundle",

@@ -1,6 +1,7 @@
 """What a bundle holds, as one content hash; and writes that leave unchanged files alone.
 
-`bundle_digest` hashes every entry of a bundle directory without following anything: a regular file
+`bundle_digest` hashes every entry of a bundle directory without following anything (a walk bounded in depth
+and count, `confine.walk_entries`): a regular file
 by its bytes, a symbolic link by its target text, anything else by its type (special files are never
 opened). Given the previous digest, a bundle whose entries' stat fields (size, mtime, inode) are all
 unchanged is not read again (as git's index does), so a no-change check of hundreds of bundles reads
@@ -15,6 +16,8 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from reportgen.bundle.confine import walk_entries
 
 __all__ = ["BundleDigest", "bundle_digest", "write_if_changed"]
 
@@ -49,33 +52,13 @@ def _entry_sha(path: str, status: os.stat_result) -> str:
     return hashlib.sha256(f"special\0{stat.S_IFMT(status.st_mode)}".encode()).hexdigest()
 
 
-def _walk(root: Path) -> list[tuple[str, str, os.stat_result]]:
-    """(relative path, path, lstat) of every non-directory entry under `root`; symlinked dirs not followed.
-
-    Plain strings, not `Path`s: a no-change check walks every entry of hundreds of bundles.
-    """
-    found = []
-    pending = [("", str(root))]
-    while pending:
-        prefix, directory = pending.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                status = entry.stat(follow_symlinks=False)
-                relative = prefix + entry.name
-                if stat.S_ISDIR(status.st_mode):
-                    pending.append((relative + "/", entry.path))
-                else:
-                    found.append((relative, entry.path, status))
-    return sorted(found, key=lambda item: item[0])
-
-
 def bundle_digest(bundle_dir: Path, previous: BundleDigest | None = None) -> BundleDigest:
     """The content hash of everything under `bundle_dir`.
 
     :param previous: the digest of an earlier call; when no entry's stat changed since, it is returned
         as is and no file is read
     """
-    entries = _walk(bundle_dir)
+    entries = walk_entries(bundle_dir, "bundle digest")
     signature = hashlib.sha256()
     for relative, _, status in entries:
         signature.update(

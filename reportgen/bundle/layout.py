@@ -18,6 +18,7 @@
         recipe_modules/      the recipe's own Python modules (from next to the recipe file), redacted
     <results>/.history/<bundle-name>/<run id>/   earlier runs of that bundle, each a whole bundle
     <results>/.reportgen-history.sqlite           the history index (a cache, rebuilt from the bundles)
+    <results>/.damaged/<bundle-name>-<time>/      a replaced directory that was no readable bundle, kept as it was
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "ANALYSIS_FILE",
     "CAPTURE_FILE",
     "COMPARISON_FILE",
+    "DAMAGED_DIR",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -58,6 +60,9 @@ GRAPHS_DIR = "graphs"
 MODULES_DIR = "modules"
 HISTORY_DIR = ".history"
 """Inside a results directory: earlier runs of each bundle, `<bundle-name>/<run id>/`."""
+DAMAGED_DIR = ".damaged"
+"""Inside a results directory: directories a run replaced that held no readable manifest.json (a damaged bundle,
+or someone's files), moved here as `<bundle-name>-<UTC time>/` instead of being deleted."""
 HISTORY_INDEX_FILE = ".reportgen-history.sqlite"
 """Inside a results directory: the history index over its bundles (`reportgen.history`)."""
 RECIPE_MODULES_DIR = "recipe_modules"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field
@@ -122,7 +123,8 @@ class Metrics(BundleModel):
         """median(eager) / median(compiled)."""
         if self.eager is None or self.compiled is None or self.compiled.median_ms <= 0:
             return None
-        return self.eager.median_ms / self.compiled.median_ms
+        speedup = self.eager.median_ms / self.compiled.median_ms
+        return speedup if math.isfinite(speedup) else None  # a tiny compiled median overflows
 
 
 class ModuleFile(BundleModel):

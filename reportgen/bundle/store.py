@@ -13,7 +13,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -22,9 +22,17 @@ from pydantic import BaseModel, ValidationError
 
 from reportgen.bundle.analysis import Analysis
 from reportgen.bundle.archive import archive_bundle
-from reportgen.bundle.base import SCHEMA_VERSION
+from reportgen.bundle.base import NOT_MEASURED, SCHEMA_VERSION
 from reportgen.bundle.capture import Capture
 from reportgen.bundle.confine import MAX_JSON_BYTES, bundle_file
+from reportgen.bundle.json_bounds import (
+    MAX_JSON_MAGNITUDE,
+    MAX_JSON_STRING_CHARS,
+    Bounded,
+    JsonBoundError,
+    bound_json,
+    validate_numbers,
+)
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
     ANALYSIS_FILE,
@@ -33,12 +41,13 @@ from reportgen.bundle.layout import (
     RECIPE_FILE,
 )
 from reportgen.bundle.manifest import Manifest
+from reportgen.bundle.names import name_problem
 from reportgen.errors import BundleError, ReportgenError, os_failure
+from reportgen.recipe import MAX_RECIPE_BYTES
 
 __all__ = [
     "Bundle",
     "analysis_revision",
-    "iter_bundles",
     "load_bundle",
     "read_analysis",
     "read_analysis_error",
@@ -91,7 +100,7 @@ def _siblings(dest: Path, kind: str) -> list[Path]:
     pattern = re.compile(rf"^\.{kind}-{re.escape(dest.name)}-[0-9a-f]{{8}}$")
     if not dest.parent.is_dir():
         return []
-    return sorted(p for p in dest.parent.iterdir() if pattern.match(p.name))
+    return sorted(p for p in dest.parent.iterdir() if pattern.fullmatch(p.name))
 
 
 Keep = Callable[[Path], object]
@@ -199,8 +208,8 @@ def write_bundle(results_dir: Path, name: str, populate: Callable[[Path], Manife
         manifest, which is then written as manifest.json
     :returns: the bundle directory
     """
-    if not name or name.startswith(".") or "/" in name or "\\" in name:
-        raise BundleError(f"invalid bundle name {name!r}", path=results_dir)
+    if (problem := name_problem(name)) is not None:
+        raise BundleError(f"invalid bundle name: {problem}", path=results_dir)
 
     def fill(tmp: Path) -> None:
         manifest = populate(tmp)
@@ -233,6 +242,8 @@ def _read_model(bundle_dir: Path, relative: str, model: type[_ModelT]) -> _Model
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BundleError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno, hint=hint) from None
+    except (RecursionError, ValueError) as exc:  # nested past the parser's stack; an int of over 4,300 digits
+        raise BundleError(f"invalid JSON: {str(exc).splitlines()[0]}", path=path, hint=hint) from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
         raise BundleError(
@@ -241,9 +252,30 @@ def _read_model(bundle_dir: Path, relative: str, model: type[_ModelT]) -> _Model
             hint="use the reportgen version that wrote it, or re-run the recipe",
         )
     try:
-        return model.model_validate(data)
+        bounded = bound_json(data)
+    except JsonBoundError as exc:
+        raise BundleError(f"{path.name} not read: {exc}", path=path, hint=hint) from None
+    _warn_bounded(path, bounded)
+    try:
+        return validate_numbers(model, data, bounded.numbers)
     except ValidationError as exc:
         raise BundleError(f"invalid {path.name}: {_validation_message(exc)}", path=path, hint=hint) from None
+
+
+def _warn_bounded(path: Path, bounded: Bounded) -> None:
+    """One warning per kind of change `bound_json` made to the file."""
+    if bounded.cut_strings:
+        logger.warning("%s: %d strings cut to %d characters", path, bounded.cut_strings, MAX_JSON_STRING_CHARS)
+    if bounded.numbers:
+        first = ".".join(str(part) for part in bounded.numbers[0])
+        logger.warning(
+            "%s: %d numbers not finite or past %.3g (first at %s): shown as %s, or their entry left out",
+            path,
+            len(bounded.numbers),
+            MAX_JSON_MAGNITUDE,
+            first,
+            NOT_MEASURED,
+        )
 
 
 def read_manifest(bundle_dir: Path) -> Manifest:
@@ -322,7 +354,7 @@ def read_bundle_text(bundle_dir: Path, relative: str, max_bytes: int, what: str)
 def read_recipe_text(bundle_dir: Path) -> str | None:
     """The recipe file as the user wrote it; None (with a warning) when the bundle has none or it is not a
     regular file inside the bundle."""
-    return read_bundle_text(bundle_dir, RECIPE_FILE, MAX_JSON_BYTES, "recipe not read")
+    return read_bundle_text(bundle_dir, RECIPE_FILE, MAX_RECIPE_BYTES, "recipe not read")
 
 
 def read_log_tail(bundle_dir: Path, log_file: str = LOG_FILE, lines: int = 40) -> str | None:
@@ -340,17 +372,6 @@ def read_log_tail(bundle_dir: Path, log_file: str = LOG_FILE, lines: int = 40) -
         data = handle.read()
     text = data.decode("utf-8", errors="replace")
     return "\n".join(text.splitlines()[-lines:])
-
-
-def iter_bundles(results_dir: Path) -> Iterator[Path]:
-    """Bundle directories under `results_dir` (those holding a manifest.json), sorted by name."""
-    if not results_dir.is_dir():
-        return
-    for path in sorted(results_dir.iterdir()):
-        if path.name.startswith(".") or not path.is_dir():
-            continue
-        if (path / MANIFEST_FILE).is_file():
-            yield path
 
 
 def load_bundle(path: Path) -> Bundle:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field
 
-from reportgen.bundle.base import BundleModel
+from reportgen.bundle.base import NOT_MEASURED, BundleModel
 
 __all__ = ["Interval", "TimingSummary", "format_ms"]
 
 
 def format_ms(value: float) -> str:
     """A step time in milliseconds as every page and finding writes it: 2 decimals from 1 ms up, else 3
-    significant digits (`0.118`)."""
+    significant digits (`0.118`); "—" for what is not a finite number (a bundle may come from elsewhere)."""
+    if not math.isfinite(value):
+        return NOT_MEASURED
     return f"{value:.2f}" if value >= 1 else f"{value:#.3g}"
 
 

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 import io
 import json
+import logging
+import os
 import shutil
+import stat
 import tarfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from reportgen.bundle.archive import archive_bundle, run_id
+from reportgen.bundle.confine import MAX_JSON_BYTES, Entry, bundle_file, is_plain_file, open_plain, walk_entries
+from reportgen.bundle.discovery import iter_kept_runs, real_dir
 from reportgen.bundle.layout import HISTORY_DIR, MANIFEST_FILE
-from reportgen.bundle.store import iter_bundles, read_manifest, replace_dir
+from reportgen.bundle.names import name_problem
+from reportgen.bundle.store import read_manifest, replace_dir
 from reportgen.errors import BundleError
 
-__all__ = ["iter_kept_runs", "merge_results", "pack_bundle", "unpack_bundle"]
+__all__ = ["merge_results", "pack_bundle", "unpack_bundle"]
+
+logger = logging.getLogger(__name__)
+_SHOWN = 5
+"""Skipped entries a merge warning names; the rest are counted."""
 
 
 def pack_bundle(bundle: Path) -> bytes:
@@ -31,8 +41,10 @@ def unpack_bundle(data: bytes, results_dir: Path, name: str) -> Path:
 
     Callers hold `bundle_lock(results_dir, name)`.
 
-    :raises BundleError: when `data` is not a bundle called `name`
+    :raises BundleError: when `data` is not a bundle called `name`, or `name` is not a bundle name
     """
+    if (problem := name_problem(name)) is not None:
+        raise BundleError(f"invalid bundle name: {problem}", path=results_dir)
 
     def fill(tmp: Path) -> None:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
@@ -44,40 +56,76 @@ def unpack_bundle(data: bytes, results_dir: Path, name: str) -> Path:
     return results_dir / name
 
 
-def iter_kept_runs(results: Path) -> Iterator[tuple[str, Path]]:
-    """(bundle name, bundle) of every run a results directory keeps: `<name>/` (the latest run) and
-    `.history/<name>/<run id>/`."""
-    for bundle in iter_bundles(results):
-        yield bundle.name, bundle
-    for manifest in sorted((results / HISTORY_DIR).glob(f"*/*/{MANIFEST_FILE}")):
-        yield manifest.parent.parent.name, manifest.parent
-
-
 def _started_and_id(bundle: Path) -> tuple[str, str] | None:
     try:
-        data = json.loads((bundle / MANIFEST_FILE).read_bytes())
-    except (OSError, ValueError):
+        data = json.loads(bundle_file(bundle, MANIFEST_FILE, MAX_JSON_BYTES).read_bytes())
+    except (BundleError, OSError, ValueError):
         return None
     if not isinstance(data, dict):
         return None
     return str(data.get("started_at") or ""), run_id(data)
 
 
-def _signature(bundle: Path) -> list[tuple[str, int, int]]:
-    """Every file of a bundle with its size and mtime: equal signatures, equal copies."""
-    files = sorted(p for p in bundle.rglob("*") if p.is_file() and not p.is_symlink())
-    return [(str(p.relative_to(bundle)), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+Signature = list[tuple[str, int, int]]
+"""Files of a bundle as (relative path, size, mtime): equal signatures, equal copies."""
+
+
+def _signature(bundle: Path, entries: list[Entry] | None = None) -> Signature | None:
+    """The plain files of a bundle (`confine.is_plain_file`); None when it holds anything else (a link, a
+    special file, a file with other hard links), which a merge never copies."""
+    found = []
+    for relative, _, info in walk_entries(bundle, "merge") if entries is None else entries:
+        if not is_plain_file(info):
+            return None
+        found.append((relative, info.st_size, info.st_mtime_ns))
+    return found
+
+
+def _copy_plain(source: Path, target: Path, entries: list[Entry]) -> Signature:
+    """Copy the plain files of `source` (its walked `entries`) to a new directory `target` (with their mode and
+    mtime); links,
+    special files and files with other hard links are left out with one warning. Each file is opened without
+    following links and checked again once open (`confine.open_plain`). Returns what was copied."""
+    copied: Signature = []
+    skipped = []
+    target.mkdir(parents=True)
+    for relative, path, info in entries:
+        handle = open_plain(path, info) if is_plain_file(info) else None
+        if handle is None:
+            skipped.append(relative)
+            continue
+        dest = target / relative
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with handle, dest.open("xb") as out:
+            shutil.copyfileobj(handle, out)
+        dest.chmod((info.st_mode & 0o777) | stat.S_IRUSR | stat.S_IWUSR)  # no set-id bits
+        os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
+        copied.append((relative, info.st_size, info.st_mtime_ns))
+    if skipped:
+        shown = ", ".join(ascii(r) for r in skipped[:_SHOWN])
+        more = f" and {len(skipped) - _SHOWN} more" if len(skipped) > _SHOWN else ""
+        logger.warning(
+            "%s: %d entries not merged (links, special files, files with other hard links): %s%s",
+            source,
+            len(skipped),
+            shown,
+            more,
+        )
+    return copied
 
 
 def _bring(source: Path, previous: Path, target: Path) -> None:
-    """`target` as a copy of `source`: the previous merge's copy (`previous`) when it is still equal, else a new
-    one. Copies, not links: a bundle holds no file linked from elsewhere (`confine`). Files keep their mtimes,
-    so incremental renders and the history index see the runs unchanged."""
+    """`target` as a copy of `source`'s plain files: the previous merge's copy (`previous`) when it is still
+    equal, else a new one. Copies, not links: a bundle holds no file linked from elsewhere (`confine`), and a
+    hard link copied would no longer show as one. Files keep their mtimes, so incremental renders and the
+    history index see the runs unchanged."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    if previous.is_dir() and _signature(previous) == _signature(source):
+    entries = walk_entries(source, "merge")
+    wanted = [(r, i.st_size, i.st_mtime_ns) for r, _, i in entries if is_plain_file(i)]
+    if real_dir(previous) and _signature(previous) == wanted and _signature(source, entries) is not None:
         previous.rename(target)
     else:
-        shutil.copytree(source, target, symlinks=True)
+        _copy_plain(source, target, entries)
 
 
 def merge_results(sources: Sequence[Path], dest: Path) -> dict[str, int]:

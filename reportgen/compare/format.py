@@ -8,39 +8,69 @@ bundle's comparison through this package and must not load matplotlib or nbforma
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 
 from reportgen.bundle import Comparison, KernelChange
+from reportgen.escape import markdown_code, markdown_text, terminal_text
 
 __all__ = ["to_markdown", "to_text"]
 
 
+@dataclass(frozen=True)
+class _Target:
+    """How one output writes what the bundles say (`reportgen.escape`): names, prose, and table cells of each."""
+
+    markdown: bool
+    name: Callable[[str], str]
+    text: Callable[[str], str]
+    name_cell: Callable[[str], str]
+    text_cell: Callable[[str], str]
+
+
+_TERMINAL = _Target(
+    markdown=False,
+    name=partial(terminal_text, single_line=True),
+    text=partial(terminal_text, single_line=True),
+    name_cell=partial(terminal_text, single_line=True),
+    text_cell=partial(terminal_text, single_line=True),
+)
+_MARKDOWN = _Target(
+    markdown=True,
+    name=markdown_code,
+    text=markdown_text,
+    name_cell=partial(markdown_code, table=True),
+    text_cell=partial(markdown_text, table=True),
+)
+
+
 def to_text(comparisons: list[Comparison]) -> str:
-    """For a terminal."""
-    return "\n\n".join(_render(c, markdown=False) for c in comparisons)
+    """For a terminal: what the bundles say is shown on one line each, its control characters made visible."""
+    return "\n\n".join(_render(c, _TERMINAL) for c in comparisons)
 
 
 def to_markdown(comparisons: list[Comparison]) -> str:
-    """GitHub-flavoured Markdown, fit to paste into a pull request."""
-    return "\n\n".join(_render(c, markdown=True) for c in comparisons)
+    """GitHub-flavoured Markdown, fit to paste into a pull request: names as code spans, other text escaped (no
+    HTML, link, image, fence, table break, mention or issue reference from a bundle)."""
+    return "\n\n".join(_render(c, _MARKDOWN) for c in comparisons)
 
 
-def _render(c: Comparison, markdown: bool) -> str:
+def _render(c: Comparison, t: _Target) -> str:
     from reportgen import render as r
 
-    fmt = "github" if markdown else "simple"
-    code = _code if markdown else (lambda text: text)
+    fmt = "github" if t.markdown else "simple"
     parts = [
-        f"{'## ' if markdown else ''}{code(c.name)}: {_side(c.before.torch, c.before.device)} → "
-        f"{_side(c.after.torch, c.after.device)}",
-        r.verdict_text(c, "**" if markdown else ""),
-        _table([r.metric_cells(m) for m in c.metrics], r.COMPARISON_HEADERS, fmt),
+        f"{'## ' if t.markdown else ''}{t.name(c.name)}: {_side(t, c.before.torch, c.before.device)} → "
+        f"{_side(t, c.after.torch, c.after.device)}",
+        r.verdict_text(c, "**" if t.markdown else "", t.text),
+        _table([[t.text_cell(cell) for cell in r.metric_cells(m)] for m in c.metrics], r.COMPARISON_HEADERS, fmt),
     ]
     if c.categories:
         rows = [
             [
-                code(x.graph),
-                x.category,
+                t.name_cell(x.graph),
+                t.name_cell(x.category),
                 r.us_text(x.before_us),
                 r.us_text(x.after_us),
                 r.pct_text(x.before_us, x.after_us),
@@ -48,28 +78,28 @@ def _render(c: Comparison, markdown: bool) -> str:
             for x in c.categories
         ]
         parts += [
-            _heading("Device time per step by category", markdown),
+            _heading("Device time per step by category", t.markdown),
             _table(rows, ["graph", "category", "before", "after", "change"], fmt),
         ]
-    parts += [_heading("Kernels that changed", markdown), _kernels(r, c.kernels, c.threshold, code, fmt)]
+    parts += [_heading("Kernels that changed", t.markdown), _kernels(r, c.kernels, c.threshold, t, fmt)]
     if c.compile_phases_s:
-        rows = [[p, r.seconds_text(a), r.seconds_text(b)] for p, (a, b) in c.compile_phases_s.items()]
-        parts += [_heading("Compile phases (s)", markdown), _table(rows, ["phase", "before", "after"], fmt)]
+        rows = [[t.name_cell(p), r.seconds_text(a), r.seconds_text(b)] for p, (a, b) in c.compile_phases_s.items()]
+        parts += [_heading("Compile phases (s)", t.markdown), _table(rows, ["phase", "before", "after"], fmt)]
     parts.append(
         f"Graph breaks {c.graph_breaks[0]} → {c.graph_breaks[1]}; recompiles {c.recompiles[0]} → {c.recompiles[1]}."
     )
-    parts += [f"Note: {note}" for note in c.notes]
+    parts += [f"Note: {t.text(note)}" for note in c.notes]
     return "\n\n".join(parts)
 
 
-def _kernels(r: ModuleType, kernels: list[KernelChange], threshold: float, code: Callable[[str], str], fmt: str) -> str:
+def _kernels(r: ModuleType, kernels: list[KernelChange], threshold: float, t: _Target, fmt: str) -> str:
     if not kernels:
         return f"None beyond {r.percent_text(threshold)} (kernels under 0.5 % of their graph's time are left out)."
     rows = [
         [
-            k.graph,
-            code(k.name),
-            k.category,
+            t.name_cell(k.graph),
+            t.name_cell(k.name),
+            t.name_cell(k.category),
             k.kind,
             r.us_text(k.before_us),
             r.us_text(k.after_us),
@@ -92,9 +122,5 @@ def _table(rows: list[list[str]], headers: list[str], fmt: str) -> str:
     return str(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
 
 
-def _code(text: str) -> str:
-    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
-
-
-def _side(torch: str | None, device: str | None) -> str:
-    return f"torch {torch or '?'} on {device or '?'}"
+def _side(t: _Target, torch: str | None, device: str | None) -> str:
+    return f"torch {t.text(torch or '?')} on {t.text(device or '?')}"

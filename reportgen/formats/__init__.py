@@ -4,6 +4,7 @@ wrapper and kernel modules, and the index of a bundle's modules. Pure readers: n
 
 from __future__ import annotations
 
+from reportgen.formats.bounds import BOUND_HINT, DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
 from reportgen.formats.events import (
     BACKWARD_SPAN,
     CALL_SPAN_PREFIX,
@@ -23,6 +24,7 @@ from reportgen.formats.module_index import (
     module_index,
     read_module,
 )
+from reportgen.formats.rewrite import rewrite_trace
 from reportgen.formats.seed_output import SeedProfile, parse_seed_output
 from reportgen.formats.stream import (
     paused_gc,
@@ -49,9 +51,11 @@ from reportgen.formats.wrapper import (
 
 __all__ = [
     "BACKWARD_SPAN",
+    "BOUND_HINT",
     "CALL_SPAN_PREFIX",
     "CPU_CATS",
     "CPU_SPAN_NAMES",
+    "DEFAULT_BOUNDS",
     "FORWARD_SPAN",
     "GPU_WORK_CATS",
     "LAUNCH_CATS",
@@ -62,7 +66,9 @@ __all__ = [
     "Event",
     "SeedProfile",
     "Trace",
+    "TraceBounds",
     "TraceEvent",
+    "TraceTooLargeError",
     "WrapperSite",
     "compact_event",
     "device_time_by_name",
@@ -83,6 +89,7 @@ __all__ = [
     "paused_gc",
     "read_module",
     "read_trace",
+    "rewrite_trace",
     "user_frame",
     "wrapper_sites",
 ]

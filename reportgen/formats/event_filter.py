@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from reportgen.formats.bounds import DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
 from reportgen.formats.events import CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
 from reportgen.formats.trace import TraceEvent
 
@@ -17,10 +18,13 @@ _KIND = {**dict.fromkeys(GPU_WORK_CATS, _GPU), **dict.fromkeys(LAUNCH_CATS, _LAU
 
 
 class EventFilter:
-    """Which events to keep (as `TraceEvent` tuples), and the extent of all CPU events."""
+    """Which events to keep (as `TraceEvent` tuples), and the extent of all CPU events; within `bounds`: the
+    events seen, each kept name's length (cut beyond it), the characters of the distinct names held."""
 
-    def __init__(self, device: Literal["cuda", "cpu"]) -> None:
+    def __init__(self, device: Literal["cuda", "cpu"], bounds: TraceBounds = DEFAULT_BOUNDS) -> None:
         self.all_cpu_ops = device == "cpu"
+        self.bounds = bounds
+        self._names_chars = 0
         self.first_us, self.last_us = float("inf"), float("-inf")
         self.seen = 0
         self.events: list[TraceEvent] = []
@@ -34,8 +38,11 @@ class EventFilter:
         add, names, all_cpu_ops = kept.append, self._names, self.all_cpu_ops
         decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in CPU_CATS}
         first_us, last_us, seen = self.first_us, self.last_us, 0
+        budget = self.bounds.events - self.seen
         for raw in events:
             seen += 1
+            if seen > budget:
+                raise TraceTooLargeError(f"it holds over {self.bounds.events:,} events")
             if type(raw) is not dict:
                 continue
             cat: Any = raw.get("cat")
@@ -61,6 +68,7 @@ class EventFilter:
                 by_name = decided[cat]
                 keep = by_name.get(name)
                 if keep is None:
+                    self._hold(name)
                     keep = by_name[name] = all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
                 if not keep:
                     continue
@@ -68,9 +76,24 @@ class EventFilter:
             else:
                 correlation = args.get("correlation") if type(args) is dict else None
             if type(name) is str:
-                name = names.setdefault(name, name)
+                held = names.get(name)
+                name = held if held is not None else self._intern(name)
             elif name is not None:
                 name = None
             add(TraceEvent(name, cat, raw.get("ph"), raw.get("pid"), raw.get("tid"), ts, dur, correlation))
         self.first_us, self.last_us, self.seen = first_us, last_us, self.seen + seen
         return kept
+
+    def _hold(self, name: str) -> None:
+        """Count a distinct name held; past the bound on all of them, the trace is refused."""
+        self._names_chars += len(name)
+        if self._names_chars > self.bounds.names_chars:
+            raise TraceTooLargeError(f"its distinct event names pass {self.bounds.names_chars:,} characters")
+
+    def _intern(self, name: str) -> str:
+        """The one copy of a kept name, cut to the bound on a name's length."""
+        self._hold(name)
+        limit = self.bounds.name_chars
+        short = name if len(name) <= limit else name[: limit - 1] + "…"
+        self._names[name] = short
+        return short

@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from reportgen.formats.bounds import TraceBounds, TraceTooLargeError
 from reportgen.formats.event_filter import EventFilter
 from reportgen.formats.inflate import EDGE_BYTES, GZIP_MAGIC
 from reportgen.formats.trace import Trace, TraceEvent, header_fields
@@ -45,10 +46,12 @@ class _Range:
 _Half = tuple[list[tuple[Any, ...]], float, float, int]
 
 
-def _read_range(path: Path, start: int, end: int, device: Literal["cuda", "cpu"], piece: int) -> _Half:
-    chooser, source = EventFilter(device), _Range(path, start, end)
+def _read_range(
+    path: Path, start: int, end: int, device: Literal["cuda", "cpu"], piece: int, bounds: TraceBounds
+) -> _Half:
+    chooser, source = EventFilter(device, bounds), _Range(path, start, end)
     try:
-        for events in EventText(source.read, piece, closing=False):
+        for events in EventText(source.read, piece, False, max_event=bounds.event_bytes):
             chooser.keep(events)
     finally:
         source.close()
@@ -90,13 +93,16 @@ def _split_points(path: Path) -> _Split | None:
     return _Split(start, comma, end, head, trailing) if start < comma < end else None
 
 
-def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int) -> Trace | None:
+def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int, bounds: TraceBounds) -> Trace | None:
     """Read both halves at once (this process and one worker), in pieces of about `piece` bytes (see
     `EventText`); None when the file does not split cleanly.
 
     A half parses as a JSON array only if its bytes hold whole events (balanced brackets), so a split
     inside an event cannot go unnoticed: it falls back to the single-process reader.
+
+    :raises TraceTooLargeError: the file, or either half, passes one of `bounds`
     """
+    bounds.check_inflated(path.stat().st_size, None)
     split = _split_points(path)
     if split is None:
         return None
@@ -105,11 +111,13 @@ def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int) -> Trace
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            second = pool.submit(_read_range, path, comma + 1, end, device, piece)
-            first_half = _read_range(path, start, comma, device, piece)
+            second = pool.submit(_read_range, path, comma + 1, end, device, piece, bounds)
+            first_half = _read_range(path, start, comma, device, piece, bounds)
             second_half = second.result()
     except (NotChunkableError, OSError):
         return None
+    if first_half[3] + second_half[3] > bounds.events:
+        raise TraceTooLargeError(f"it holds over {bounds.events:,} events")
     make = TraceEvent._make
     events = [make(e) for e in first_half[0]] + [make(e) for e in second_half[0]]
     first_us, last_us = min(first_half[1], second_half[1]), max(first_half[2], second_half[2])

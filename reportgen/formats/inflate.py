@@ -1,5 +1,8 @@
 """The streamed trace's bytes: a file read (and gzip inflated) on a producer thread, as a raw stream that
 keeps the first and last megabyte of the decompressed text for the header keys.
+
+The text is bounded (`bounds.TraceBounds`): its size and inflate ratio as it is produced, and, for a reader
+that marks where each event ended (`mark`), the text read since the last complete event.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import threading
 import zlib
 from pathlib import Path
 from typing import Any
+
+from reportgen.formats.bounds import DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
 
 __all__ = ["CHUNK", "EDGE_BYTES", "GZIP_MAGIC", "InflatedSource"]
 
@@ -24,8 +29,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 class InflatedSource(io.RawIOBase):
     """Decompressed bytes of the trace (gzip inflated on a producer thread), keeping its head and tail."""
 
-    def __init__(self, path: Path) -> None:
-        self.path, self.position, self.head = path, 0, bytearray()
+    def __init__(self, path: Path, bounds: TraceBounds = DEFAULT_BOUNDS) -> None:
+        self.path, self.position, self.head, self.bounds = path, 0, bytearray(), bounds
+        self.mark: int | None = None
+        """Where the reader's last complete event ended; None: no such check (the reader bounds events itself)."""
+        self._compressed, self._inflated = 0, 0
         self._tail: collections.deque[bytes] = collections.deque()
         self._tail_size, self._pending, self._done, self._stop = 0, b"", False, False
         self._chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=8)
@@ -54,8 +62,11 @@ class InflatedSource(io.RawIOBase):
                 block = first
                 while block and not self._stop:
                     if inflate is None:
+                        self._inflated += len(block)
+                        self.bounds.check_inflated(self._inflated, None)
                         self._put(block)
                     else:
+                        self._compressed += len(block)
                         inflate = self._inflate(inflate, block)
                     block = raw.read(CHUNK)
                 if inflate is not None and not inflate.eof:
@@ -70,7 +81,10 @@ class InflatedSource(io.RawIOBase):
             if inflate.eof:  # a second gzip member (concatenated files) starts here
                 block, inflate = inflate.unused_data, zlib.decompressobj(wbits=31)
                 continue
-            self._put(inflate.decompress(block, CHUNK * 8))
+            out = inflate.decompress(block, CHUNK * 8)
+            self._inflated += len(out)
+            self.bounds.check_inflated(self._inflated, self._compressed)
+            self._put(out)
             block = inflate.unconsumed_tail
         return inflate
 
@@ -89,6 +103,8 @@ class InflatedSource(io.RawIOBase):
             if isinstance(item, BaseException):
                 raise item
             data = item
+        if self.mark is not None and self.position - self.mark > self.bounds.event_bytes:
+            raise TraceTooLargeError(f"{self.bounds.event_bytes:,} bytes of its text hold no complete event")
         size = min(len(buffer), len(data))
         buffer[:size] = data[:size]
         self._pending = data[size:]

@@ -1,6 +1,6 @@
 """Read a torch.profiler (Kineto) chrome trace into a `Trace`.
 
-The whole file is loaded at once (orjson, gzip). Consumers see only `Trace`, so a streaming reader can
+The whole file is loaded at once (orjson, gzip inflated within `bounds.TraceBounds`). Consumers see only `Trace`, so a streaming reader can
 replace the internals later. Raw events are passed through untouched: consumers skip events that lack
 what they need (`ts`, `dur`, `name`) instead of failing.
 """
@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from reportgen.errors import AnalysisError
+from reportgen.formats.bounds import BOUND_HINT, DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError, inflate_bytes
 from reportgen.formats.events import GPU_WORK_CATS
 
 __all__ = [
@@ -129,14 +130,15 @@ def device_time_by_name(trace: Trace) -> list[tuple[str, float]]:
     return sorted(time_us.items(), key=lambda item: (-item[1], item[0]))
 
 
-def load_trace(path: str | Path) -> Trace:
+def load_trace(path: str | Path, bounds: TraceBounds = DEFAULT_BOUNDS) -> Trace:
     """Load a `.json.gz` or `.json` chrome trace.
 
     :param path: the trace file (gzip is detected by suffix or magic bytes)
-    :raises AnalysisError: the file is missing, unreadable, not gzip/JSON, or not a chrome trace
+    :param bounds: its text's size and inflate ratio (the other bounds are the streaming reader's)
+    :raises AnalysisError: the file is missing, unreadable, not gzip/JSON, not a chrome trace, or past `bounds`
     """
     path = Path(path)
-    data = _parse_json(_decompress(_read_bytes(path), path), path)
+    data = _parse_json(_decompress(_read_bytes(path, bounds), path, bounds), path)
     return Trace(path=path, events=data["traceEvents"], **header_fields(data))
 
 
@@ -153,8 +155,13 @@ def header_fields(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, bounds: TraceBounds) -> bytes:
     try:
+        if path.stat().st_size > bounds.inflated_bytes:
+            message = (
+                f"trace not read: {path.stat().st_size:,} bytes, past {bounds.inflated_bytes:,} (its text's bound)"
+            )
+            raise AnalysisError(message, path=path, hint=BOUND_HINT)
         return path.read_bytes()
     except FileNotFoundError:
         raise AnalysisError(
@@ -164,15 +171,17 @@ def _read_bytes(path: Path) -> bytes:
         raise AnalysisError(f"cannot read trace file: {exc.strerror or exc}", path=path) from None
 
 
-def _decompress(raw: bytes, path: Path) -> bytes:
+def _decompress(raw: bytes, path: Path, bounds: TraceBounds) -> bytes:
     if not (path.suffix == ".gz" or raw.startswith(_GZIP_MAGIC)):
         return raw
     try:
-        return gzip.decompress(raw)
+        return inflate_bytes(raw, bounds)
+    except TraceTooLargeError as exc:
+        raise AnalysisError(f"trace not read: {exc}", path=path, hint=BOUND_HINT) from None
     except EOFError:
         message = "truncated gzip: the compressed stream ends before its end marker"
     except (gzip.BadGzipFile, zlib.error) as exc:
-        message = f"invalid gzip data: {exc}"
+        message = f"invalid gzip data: {str(exc).split(' 0x')[0]}"  # the CRCs themselves say nothing more
     raise AnalysisError(message, path=path, hint=RERUN_HINT)
 
 

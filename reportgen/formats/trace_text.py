@@ -13,12 +13,19 @@ import ijson
 import orjson
 
 from reportgen.errors import AnalysisError
+from reportgen.formats.bounds import MAX_EVENT_BYTES, TraceTooLargeError
 
 __all__ = ["BETWEEN_EVENTS", "EVENTS_START", "EventText", "NotChunkableError", "find_closing", "read_header"]
 
 EVENTS_START = re.compile(rb'"traceEvents"\s*:\s*\[')
 BETWEEN_EVENTS = re.compile(rb"\}\s*,\s*\{")
-_MAX_CARRY = 64 << 20
+_CANDIDATE = re.compile(rb'\](?:\s*,\s*(?="))?\s*(?=["}])')
+"""A `]` that may close `traceEvents`: followed by `}` or by `,` and a key; the match ends where the rest starts."""
+_TRAILING_BYTES = 1 << 20
+"""The keys after `traceEvents` are a few (`traceName`, `displayTimeUnit`, ...): a closing `]` lies in the last MiB."""
+_CLOSING_BUDGET = 4 << 30
+"""Bytes `find_closing` may parse in all (~0.5 s): each parse reads the whole remainder, and a crafted tail holds a
+candidate every few bytes; the profiler's last MiB of events costs ~0.3 GB."""
 
 
 class NotChunkableError(Exception):
@@ -33,10 +40,20 @@ class EventText:
     cut inside an event (a `}, {` in nested data) is caught, and the piece is carried into the next.
     `read` continues right after the array's `[`; with `closing`, the array's `]` and what follows
     (`trailing`) are found at the end, else the text ends with the last event.
+
+    :raises TraceTooLargeError: more than `max_event` bytes hold no complete event (a huge event, or padding)
     """
 
-    def __init__(self, read: Callable[[int], bytes], piece: int, closing: bool, initial: bytes = b"") -> None:
+    def __init__(
+        self,
+        read: Callable[[int], bytes],
+        piece: int,
+        closing: bool,
+        initial: bytes = b"",
+        max_event: int = MAX_EVENT_BYTES,
+    ) -> None:
         self._read, self._piece, self._closing, self._buf = read, piece, closing, initial
+        self._max_event = max_event
         self.trailing = b""
 
     def __iter__(self) -> Iterator[list[Any]]:
@@ -44,6 +61,8 @@ class EventText:
         while True:
             cut = BETWEEN_EVENTS.search(buf, piece // 2) if len(buf) > piece // 2 else None
             if cut is None and not eof:
+                if len(carry) + len(buf) > piece + self._max_event:
+                    raise TraceTooLargeError(f"{self._max_event:,} bytes of its text hold no complete event")
                 block = self._read(piece)
                 eof = not block
                 buf += block
@@ -61,8 +80,8 @@ class EventText:
             try:
                 events: list[Any] = orjson.loads(b"[" + text + b"]")
             except orjson.JSONDecodeError:
-                if len(text) > _MAX_CARRY:
-                    raise NotChunkableError("no whole event in 64 MB") from None
+                if len(text) > piece + self._max_event:
+                    raise TraceTooLargeError(f"an event of its text passes {self._max_event:,} bytes") from None
                 carry = text + b","
                 continue
             carry = b""
@@ -133,18 +152,31 @@ def _trailing(tail: bytes) -> dict[str, Any]:
 
 def find_closing(tail: bytes) -> tuple[int, dict[str, Any]] | None:
     """(offset of the `]` that closes `traceEvents`, the keys after it): the first `]` of `tail` whose
-    remainder reads as the rest of the top-level object."""
-    start = 0
-    while (close := tail.find(b"]", start)) >= 0:
-        start = close + 1
-        rest = tail[start:].lstrip().removeprefix(b",").lstrip()
-        if not rest.rstrip().endswith(b"}"):
-            continue
-        try:
-            value = orjson.loads(b"{" + rest)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            value.pop("traceEvents", None)
-            return close, value
+    remainder reads as the rest of the top-level object.
+
+    A candidate is a `]` followed by `}` or by `,` and a key, at most `_TRAILING_BYTES` from the end; each parse
+    reads the whole remainder, so the search gives up after `_CLOSING_BUDGET` bytes parsed in all."""
+    if not tail.rstrip().endswith(b"}"):
+        return None
+    text = bytearray(tail)
+    view = memoryview(text)
+    budget = _CLOSING_BUDGET
+    try:
+        for candidate in _CANDIDATE.finditer(tail, max(0, len(tail) - _TRAILING_BYTES)):
+            if budget <= 0:
+                return None
+            close, brace = candidate.start(), candidate.end() - 1  # the byte before the rest becomes `{`
+            budget -= len(text) - brace
+            saved, text[brace] = text[brace], ord("{")
+            try:
+                value = orjson.loads(view[brace:])
+            except orjson.JSONDecodeError:
+                continue
+            finally:
+                text[brace] = saved
+            if isinstance(value, dict):
+                value.pop("traceEvents", None)
+                return close, value
+    finally:
+        view.release()
     return None

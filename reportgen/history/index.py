@@ -6,6 +6,11 @@ A row is keyed by the bundle's path and remembers its manifest's size and mtime 
 update stats every manifest and analysis and parses only the new or changed ones (of an analysis, only the few
 numbers a record keeps: `AnalysisHead`). A damaged or foreign database file is deleted and rebuilt;
 it is never trusted over the bundles.
+
+A results directory may come from elsewhere with its index: no path stored in the index is followed. Every
+run's path and bundle name are derived from the directories walked (`bundle.iter_kept_runs`: no links, safe
+names); a row for a path the walk did not find is never returned, and a returned record's `path` and `name`
+are the walk's, whatever the row says.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from reportgen.bundle import (
     ANALYSIS_FILE,
     HISTORY_DIR,
     HISTORY_INDEX_FILE,
     MANIFEST_FILE,
     RunRecord,
+    history_runs,
     iter_kept_runs,
     read_analysis_head,
     read_manifest,
@@ -62,9 +70,15 @@ class IndexUpdate:
 
 
 def find_bundles(results: Path) -> Iterator[Path]:
-    """Every bundle of a results directory: `<name>/` (the latest run) and `.history/<name>/<run id>/`."""
+    """Every bundle of a results directory: `<name>/` (the latest run) and `.history/<name>/<run id>/`
+    (directories only, no links, safe names: `bundle.iter_kept_runs`)."""
     for _, bundle in iter_kept_runs(results):
         yield bundle
+
+
+def _walked(results: Path) -> dict[str, str]:
+    """The bundle name of every run the walk finds, by its path relative to `results` (the index's key)."""
+    return {str(bundle.relative_to(results)): name for name, bundle in iter_kept_runs(results)}
 
 
 def bundle_home(bundle: Path) -> tuple[Path, str]:
@@ -79,7 +93,7 @@ def kept_runs_of(bundle: Path) -> list[Path]:
     """The runs of `bundle`'s name that its results directory keeps in `.history/`, newest first (a run id
     starts with the run's start time)."""
     results, name = bundle_home(bundle)
-    return sorted((p.parent for p in (results / HISTORY_DIR / name).glob(f"*/{MANIFEST_FILE}")), reverse=True)
+    return sorted(history_runs(results, name), reverse=True)
 
 
 def previous_run(bundle: Path) -> Path | None:
@@ -105,6 +119,8 @@ class HistoryIndex:
         self.results = results
         self.path = results / HISTORY_INDEX_FILE
         self._db = self._open()
+        self._found: dict[str, str] | None = None
+        """Bundle name by key of the runs the last walk found (`update`, or the first `runs`)."""
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -144,17 +160,18 @@ class HistoryIndex:
 
     def update(self) -> IndexUpdate:
         """Index new and changed bundles, drop rows of bundles that are gone."""
-        rows = self._db.execute("SELECT path, mtime_ns, size, analysis_mtime_ns FROM runs")
+        rows = self._db.execute("SELECT path, mtime_ns, size, analysis_mtime_ns, name FROM runs")
         known = {row[0]: tuple(row[1:]) for row in rows}
+        self._found = found = _walked(self.results)
         seen: set[str] = set()
         added = updated = unchanged = 0
         unreadable: list[str] = []
         with self._db:
-            for bundle in find_bundles(self.results):
-                key = str(bundle.relative_to(self.results))
+            for key, name in found.items():
+                bundle = self.results / key
                 stamp = _stamp(bundle)
                 seen.add(key)
-                if known.get(key) == stamp:
+                if known.get(key) == (*stamp, name):
                     unchanged += 1
                     continue
                 try:
@@ -163,6 +180,7 @@ class HistoryIndex:
                     unreadable.append(f"{bundle}: {exc}")
                     seen.discard(key)
                     continue
+                record = record.model_copy(update={"name": name})  # the directory's name, not the manifest's
                 self._db.execute(
                     "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
@@ -197,9 +215,20 @@ class HistoryIndex:
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        sql = "SELECT record FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "")
+        sql = "SELECT path, record FROM runs" + (f" WHERE {' AND '.join(where)}" if where else "")
         rows = self._db.execute(sql + " ORDER BY started_at, path", args).fetchall()
-        return [RunRecord.model_validate_json(row[0]) for row in rows]
+        if self._found is None:
+            self._found = _walked(self.results)
+        found, records = self._found, []
+        for key, record in rows:
+            if key not in found or (name is not None and found[key] != name):  # a path the walk did not find
+                continue
+            try:
+                run = RunRecord.model_validate_json(record)
+            except ValidationError:  # a row of a foreign index: `update` re-reads its bundle
+                continue
+            records.append(run.model_copy(update={"path": key, "name": found[key]}))
+        return records
 
     def previous(self, name: str) -> tuple[RunRecord, RunRecord] | None:
         """The latest run of bundle `name` and the one before it, or None with fewer than two."""

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-__all__ = ["annotation_at", "literal_choices", "model_class", "union_members"]
+__all__ = ["accepts_none", "annotation_at", "literal_choices", "model_class", "union_members"]
 
 
 def union_members(annotation: object) -> tuple[object, ...]:
@@ -28,6 +28,16 @@ def union_members(annotation: object) -> tuple[object, ...]:
     if annotation is type(None):
         return ()
     return (annotation,)
+
+
+def accepts_none(annotation: object) -> bool:
+    """Whether `None` is one of the annotation's members (``str | None``)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return accepts_none(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(accepts_none(arg) for arg in get_args(annotation))
+    return annotation is type(None)
 
 
 def model_class(annotation: object) -> type[BaseModel] | None:

@@ -18,7 +18,15 @@ from reportgen.recipe.env_policy import EntryError
 from reportgen.recipe.fields import annotation_at, literal_choices, model_class
 from reportgen.recipe.model import Recipe
 from reportgen.recipe.references import check_reference, reference_warning
-from reportgen.recipe.source import Mark, ParsedDocument, SourceMap, ValuePath, describe_value, parse_document
+from reportgen.recipe.source import (
+    Mark,
+    ParsedDocument,
+    SourceMap,
+    ValuePath,
+    describe_value,
+    dotted,
+    parse_document,
+)
 
 __all__ = ["MAX_RECIPE_BYTES", "load_recipe", "load_recipes", "recipe_warnings"]
 
@@ -194,7 +202,7 @@ def _error_message(error: ErrorDetails) -> str:
     """A sentence for one pydantic error, prefixed with the dotted path of the value."""
     loc: ValuePath = tuple(error["loc"])
     parent = loc[:-1]
-    where = _dotted(parent) or "recipe"
+    where = dotted(parent) or "recipe"
     if error["type"] == "missing":
         suffix = f" in {where}" if parent else ""
         return f"missing required key {loc[-1]!r}{suffix}"
@@ -203,7 +211,7 @@ def _error_message(error: ErrorDetails) -> str:
         allowed = ", ".join(model.model_fields) if model is not None else ""
         return f"unknown key {loc[-1]!r} in {where}; expected one of: {allowed}"
     detail = _detail(error, loc)
-    return f"{_dotted(loc)}: {detail}" if loc else detail
+    return f"{dotted(loc)}: {detail}" if loc else detail
 
 
 def _detail(error: ErrorDetails, loc: ValuePath) -> str:
@@ -224,6 +232,8 @@ def _detail(error: ErrorDetails, loc: ValuePath) -> str:
         return "must not be empty" if minimum == 1 else f"must have at least {minimum} characters"
     if kind == "string_too_long":
         return f"must have at most {context.get('max_length')} characters, got {len(str(value))}"
+    if kind == "too_long":
+        return f"must have at most {context.get('max_length')} items, got {context.get('actual_length')}"
     if kind == "string_pattern_mismatch":
         return f"expected a value matching {context.get('pattern')}, got {got}"
     if kind in ("value_error", "assertion_error"):
@@ -239,11 +249,3 @@ def _bound(value: object) -> str:
 
 def _literal(value: object) -> str:
     return f"'{value}'" if isinstance(value, str) else str(value)
-
-
-def _dotted(loc: ValuePath) -> str:
-    """`inputs.tensors[0].shape` for ``("inputs", "tensors", 0, "shape")``."""
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text

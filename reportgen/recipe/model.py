@@ -11,12 +11,14 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.credentials import looks_like_token
-from reportgen.recipe.env_policy import LOADER_VARIABLES, RUN_OWNED, EntryError, env_value_problem
+from reportgen.recipe.checks import env_values, printable
+from reportgen.recipe.env_policy import EntryError, loader_variable
 
 __all__ = [
     "AMP",
     "DEFAULT_REGRESSION_THRESHOLD",
+    "MAX_BATCH_SIZE",
+    "MAX_TIMEOUT_S",
     "RECIPE_FORMAT",
     "CompileOptions",
     "CpuOverrides",
@@ -36,39 +38,21 @@ DEFAULT_REGRESSION_THRESHOLD: Final = 0.05
 AMP = Literal["none", "fp16", "bf16"]
 DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
 NAME_RE = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-MODEL_REF_RE = re.compile(r"^(timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$")
-ENV_NAME_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-
-
-def _env_values(value: object) -> object:
-    """Env var names must be shell-safe; values become strings (booleans as 1/0) and follow `env_policy`."""
-    if not isinstance(value, dict):
-        return value
-    out: dict[str, str] = {}
-    for key, val in value.items():
-        if not isinstance(key, str) or not ENV_NAME_RE.match(key):
-            raise EntryError(f"env var name {key!r} must match [A-Z_][A-Z0-9_]*", (key,), at_key=True)
-        if isinstance(val, bool):
-            val = "1" if val else "0"
-        if not isinstance(val, (str, int, float)):
-            raise EntryError(f"env var {key} must be a string or number, not {_kind(val)}", (key,), at_key=False)
-        if looks_like_token(str(val)):
-            raise EntryError(
-                f"env var {key} holds what looks like a credential; recipes are published, "
-                "so set it in the environment of the run instead",
-                (key,),
-                at_key=False,
-            )
-        problem = env_value_problem(key, str(val))
-        if problem is not None:
-            raise EntryError(problem, (key,), at_key=key in RUN_OWNED)
-        out[key] = str(val)
-    return out
-
-
-def _kind(value: object) -> str:
-    kinds = {dict: "a mapping", list: "a list", type(None): "null"}
-    return kinds.get(type(value), type(value).__name__)
+"""Recipe names (pydantic's Rust regex engine: `$` is the end of the text, never before a final newline)."""
+MODEL_REF_RE = re.compile(r"timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+"""`model.ref` and `inputs.factory`, matched whole (`fullmatch`: a `$` would let a final newline through)."""
+MAX_TIMEOUT_S: Final = 86400
+"""A run's wall-clock limit, recipe or `--timeout`: one day; longer is a hang, not a benchmark."""
+MAX_BATCH_SIZE: Final = 1 << 16
+"""The largest batch size (`batch_size`, `batch_cycle`, `cpu.batch_size`): far past any benchmark's, so that a
+typo (a digit too many) fails here instead of as an out-of-memory run."""
+MAX_TENSOR_DIMS: Final = 16
+"""Dimensions of one input tensor (the batch one apart): models take 5 or 6 at most; 16 leaves room and refuses a
+runaway list."""
+MAX_RANDOM_HIGH: Final = 1 << 31
+"""Exclusive bound of random integer inputs: token ids and class labels are far below; int32's range."""
+BACKEND_RE: Final = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
+"""A `torch.compile` backend: a registered name (`inductor`, `aot_eager`, `cudagraphs`, ...)."""
 
 
 class _Strict(BaseModel):
@@ -90,7 +74,7 @@ class ModelSpec(_Strict):
     @field_validator("ref")
     @classmethod
     def _check_ref(cls, value: str) -> str:
-        if not MODEL_REF_RE.match(value):
+        if not MODEL_REF_RE.fullmatch(value):
             raise ValueError("expected 'timm:<name>', 'torchvision:<name>' or 'module.path:callable'")
         return value
 
@@ -105,21 +89,22 @@ class TensorSpec(_Strict):
     """One random input tensor."""
 
     shape: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(
-        description="Shape per sample (the batch dimension is prepended when `batch_size` is set)."
+        max_length=MAX_TENSOR_DIMS,
+        description="Shape per sample (the batch dimension is prepended when `batch_size` is set).",
     )
     dtype: DType = Field(default="float32", description="Element type.")
     requires_grad: bool = Field(default=False, description="Track gradients for this input.")
-    high: int = Field(default=2, ge=1, description="Exclusive upper bound for integer inputs.")
+    high: int = Field(default=2, ge=1, le=MAX_RANDOM_HIGH, description="Exclusive upper bound for integer inputs.")
 
 
 class Inputs(_Strict):
     """Model inputs: random tensors, or a factory."""
 
-    batch_size: Annotated[int, Field(ge=1, le=1 << 16)] | None = Field(
+    batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] | None = Field(
         default=None, description="Batch size prepended to every tensor shape; none = shapes as given."
     )
     tensors: list[TensorSpec] = Field(default_factory=list, description="Positional input tensors.")
-    batch_cycle: list[Annotated[int, Field(ge=1, le=1 << 16)]] = Field(
+    batch_cycle: list[Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)]] = Field(
         default_factory=list,
         description="Batch sizes used in turn, one per step (input shapes change: shows recompiles); "
         "overrides `batch_size`.",
@@ -137,7 +122,7 @@ class Inputs(_Strict):
             raise ValueError("expected 'tensors' (a list of tensor specs) or 'factory'")
         if self.factory is not None and self.tensors:
             raise ValueError("give either 'tensors' or 'factory', not both")
-        if self.factory is not None and not MODEL_REF_RE.match(self.factory):
+        if self.factory is not None and not MODEL_REF_RE.fullmatch(self.factory):
             raise ValueError("'factory' must be 'module.path:callable'")
         numel_limit = 1 << 34
         for spec in self.tensors:
@@ -155,7 +140,7 @@ InputSpec = Inputs
 class CompileOptions(_Strict):
     """Arguments of `torch.compile`."""
 
-    backend: str = Field(default="inductor", description="Compiler backend.")
+    backend: Annotated[str, Field(pattern=BACKEND_RE)] = Field(default="inductor", description="Compiler backend.")
     mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = Field(
         default="default", description="Compile mode."
     )
@@ -219,19 +204,28 @@ class Variant(_Strict):
     )
     fullgraph: bool | None = Field(default=None, description="Overrides `compile.fullgraph`.")
     dynamic: bool | None = Field(default=None, description="Overrides `compile.dynamic`.")
-    backend: str | None = Field(default=None, description="Overrides `compile.backend`.")
+    backend: Annotated[str, Field(pattern=BACKEND_RE)] | None = Field(
+        default=None, description="Overrides `compile.backend`."
+    )
     env: dict[str, str] = Field(default_factory=dict, description="Env vars added to (or replacing) the recipe's.")
 
     @field_validator("env", mode="before")
     @classmethod
     def _check_env(cls, value: object) -> object:
-        return _env_values(value)
+        return env_values(value)
+
+    @field_validator("description")
+    @classmethod
+    def _printable_description(cls, value: str) -> str:
+        return printable(value, lines=True)
 
 
 class CpuOverrides(_Strict):
     """Settings that replace the recipe's when the run lands on the CPU."""
 
-    batch_size: Annotated[int, Field(ge=1)] | None = Field(default=None, description="Batch size on CPU.")
+    batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] | None = Field(
+        default=None, description="Batch size on CPU."
+    )
     amp: AMP | None = Field(default=None, description="AMP dtype on CPU.")
     profile: ProfileSettings | None = Field(default=None, description="Profile settings on CPU.")
 
@@ -277,7 +271,7 @@ class Recipe(_Strict):
         "here on purpose.",
     )
     profile: ProfileSettings = Field(default_factory=ProfileSettings)
-    timeout_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = Field(
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)] = Field(
         default=1800, description="Wall-clock limit for the whole run, in seconds."
     )
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)
@@ -297,15 +291,16 @@ class Recipe(_Strict):
     @field_validator("env", mode="before")
     @classmethod
     def _check_env(cls, value: object) -> object:
-        return _env_values(value)
+        return env_values(value)
 
     @field_validator("allow_env")
     @classmethod
     def _only_loader_variables(cls, value: list[str]) -> list[str]:
         for index, name in enumerate(value):
-            if name not in LOADER_VARIABLES:
+            if loader_variable(name) is None:
                 raise EntryError(
-                    f"{name!r} needs no opt-in; allow_env lists only loader variables ({', '.join(LOADER_VARIABLES)})",
+                    f"{name!r} needs no opt-in; allow_env lists only loader variables, which choose a program, "
+                    "a library, Python code or a file (see the recipe docs' tables)",
                     (index,),
                     at_key=False,
                 )
@@ -317,13 +312,24 @@ class Recipe(_Strict):
         envs += [(("variants", i, "env"), v.env) for i, v in enumerate(self.variants)]
         for where, env in envs:
             for name in env:
-                if name in LOADER_VARIABLES and name not in self.allow_env:
+                chooses = loader_variable(name)
+                if chooses is not None and name not in self.allow_env:
                     raise EntryError(
-                        f"env var {name} {LOADER_VARIABLES[name]}; list it in allow_env to set it on purpose",
+                        f"env var {name} {chooses}; list it in allow_env to set it on purpose",
                         (*where, name),
                         at_key=True,
                     )
         return self
+
+    @field_validator("title")
+    @classmethod
+    def _printable_title(cls, value: str | None) -> str | None:
+        return None if value is None else printable(value, lines=False)
+
+    @field_validator("description")
+    @classmethod
+    def _printable_description(cls, value: str) -> str:
+        return printable(value, lines=True)
 
     @field_validator("name")
     @classmethod

@@ -2,13 +2,15 @@
 
 PyYAML composes the node tree with a SafeLoader that refuses aliases and deep nesting; the
 values are then built from the nodes here (scalars through the SafeLoader's own tag resolution
-and constructors), so that duplicate keys, non-string keys and odd tags are reported at the
-node at fault.
+and constructors), so that duplicate keys, non-string keys, odd tags and plain scalars that YAML
+readers read differently (`scalars.py`: `0777`, `on` or `1:30` in a string field, `010` as a number)
+are reported at the node at fault.
 """
 
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +21,18 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from reportgen.errors import RecipeError
 from reportgen.recipe.model import Recipe
+from reportgen.recipe.scalars import number_problem, string_field, text_problem
 
-__all__ = ["MAX_DEPTH", "Mark", "ParsedDocument", "SourceMap", "ValuePath", "describe_value", "parse_document"]
+__all__ = [
+    "MAX_DEPTH",
+    "Mark",
+    "ParsedDocument",
+    "SourceMap",
+    "ValuePath",
+    "describe_value",
+    "dotted",
+    "parse_document",
+]
 
 MAX_DEPTH = 64
 ValuePath = tuple[str | int, ...]
@@ -84,6 +96,14 @@ class _RecipeLoader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.depth = 0
+        self.tagged: set[int] = set()  # ids of the scalar nodes with an explicit tag (`!!str 0777`)
+
+    def compose_scalar_node(self, anchor: dict[object, Node]) -> ScalarNode:
+        tag = self.peek_event().tag  # type: ignore[no-untyped-call]
+        node = super().compose_scalar_node(anchor)
+        if tag not in (None, "!"):
+            self.tagged.add(id(node))
+        return node
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(AliasEvent):
@@ -236,7 +256,7 @@ def _mark(mark: yaml.Mark) -> Mark:
 class _ValueBuilder:
     """Builds plain values from nodes, recording where each one starts."""
 
-    def __init__(self, loader: yaml.SafeLoader, path: str | Path) -> None:
+    def __init__(self, loader: _RecipeLoader, path: str | Path) -> None:
         self.loader = loader
         self.path = path
         self.values: dict[ValuePath, Mark] = {}
@@ -255,7 +275,21 @@ class _ValueBuilder:
                 raise self.fail(f"unsupported YAML tag {_short_tag(node.tag)}; write a plain list", node)
             return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
         assert isinstance(node, ScalarNode)
-        return self.build_scalar(node)
+        value = self.build_scalar(node)
+        if node.style is None and id(node) not in self.loader.tagged:
+            self.check_plain(node, value, path)
+        return value
+
+    def check_plain(self, node: ScalarNode, value: object, path: ValuePath) -> None:
+        """Refuse a plain scalar that YAML readers read differently, where it matters (`scalars.py`)."""
+        field = string_field(path)
+        if field is not None and not (value is None and field.nullable):
+            problem = text_problem(node.value, node.tag, describe_value(value), digits_ok=field.env)
+        else:
+            problem = number_problem(node.value, node.tag, value)
+        if problem is not None:
+            message, hint = problem
+            raise self.fail(f"{dotted(path)}: {message}" if path else message, node, hint=hint)
 
     def build_mapping(self, node: MappingNode, path: ValuePath) -> dict[str, object]:
         if node.tag != _TAG + "map":
@@ -300,6 +334,22 @@ class _ValueBuilder:
             raise self.fail(
                 f"cannot read {shown!r} as {kind}: {detail}", node, hint="quote it to make it a string"
             ) from None
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def dotted(path: ValuePath) -> str:
+    """`inputs.tensors[0].shape` for ``("inputs", "tensors", 0, "shape")``; an odd key shows quoted: `env['A\\n']`."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(part):
+            text += f"[{part!r}]"
+        else:
+            text += f".{part}" if text else part
+    return text
 
 
 def _short_tag(tag: str) -> str:

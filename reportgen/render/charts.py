@@ -1,25 +1,30 @@
 """PNG charts of a bundle; the only module of reportgen that imports matplotlib.
 
 Figures are drawn on an explicit Agg canvas (no pyplot, no global backend switch), so charts can
-be drawn from any thread of a headless process.
+be drawn from any thread of a headless process. A value that is not a finite number (`plottable`) is left out
+of every chart: matplotlib refuses an infinite axis limit, and a bundle may come from elsewhere.
 """
 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeGuard
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from reportgen.bundle import Kernel, KernelTable, Metrics, ProvenanceSummary, category_color, write_if_changed
+from reportgen.escape import chart_text, one_line
 from reportgen.render.kernel_names import short_kernel_name
 
 __all__ = [
     "category_chart",
     "module_time_chart",
+    "plottable",
     "speedup_chart",
     "step_time_chart",
     "top_kernels_chart",
@@ -28,6 +33,14 @@ __all__ = [
 _WIDTH_IN = 8.0
 _DPI = 110
 _NAME_CHARS = 48
+
+
+def plottable(value: float | None) -> TypeGuard[float]:
+    """Whether a chart may draw `value`: a finite number (an axis limit a third beyond it stays finite)."""
+    return value is not None and math.isfinite(value) and abs(value) < _PLOT_MAX
+
+
+_PLOT_MAX = 1e300
 
 
 def _new_figure(height_in: float) -> Figure:
@@ -45,8 +58,9 @@ def _save(figure: Figure, path: Path) -> Path:
 
 
 def _truncate(name: str, limit: int = _NAME_CHARS) -> str:
-    name = " ".join(name.split())
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+    """A label of at most `limit` characters (and its `$` escaped: `escape.chart_text`)."""
+    name = one_line(name)
+    return chart_text(name if len(name) <= limit else name[: limit - 1] + "…")
 
 
 def _time_label(table: KernelTable) -> str:
@@ -62,7 +76,8 @@ def _empty(figure: Figure, title: str, message: str) -> None:
 
 def top_kernels_chart(table: KernelTable, path: Path, n: int = 15) -> Path:
     """Horizontal bars of the `n` longest kernels, coloured by category; returns `path`."""
-    kernels: list[Kernel] = sorted(table.kernels, key=lambda k: k.device_time_us, reverse=True)[:n]
+    shown = (k for k in table.kernels if plottable(k.device_time_us))
+    kernels: list[Kernel] = sorted(shown, key=lambda k: k.device_time_us, reverse=True)[:n]
     title = f"Top {len(kernels)} kernels by {_time_label(table).split(' (')[0]}"
     figure = _new_figure(max(2.5, 0.32 * len(kernels) + 1.4))
     if not kernels:
@@ -80,14 +95,14 @@ def top_kernels_chart(table: KernelTable, path: Path, n: int = 15) -> Path:
     axes.set_title(title)
     axes.grid(axis="x", alpha=0.3)
     categories = sorted({k.category for k in kernels})
-    handles = [Patch(color=category_color(c), label=c) for c in categories]
+    handles = [Patch(color=category_color(c), label=chart_text(c)) for c in categories]
     axes.legend(handles=handles, title="category", fontsize=7, loc="lower right")
     return _save(figure, path)
 
 
 def category_chart(table: KernelTable, path: Path) -> Path:
     """Bars of the time spent per kernel category, labelled in ms and %; returns `path`."""
-    totals = table.category_totals_us()
+    totals = [(category, us) for category, us in table.category_totals_us() if plottable(us)]
     title = f"{_time_label(table).split(' (')[0].capitalize()} by kernel category"
     figure = _new_figure(max(2.5, 0.4 * len(totals) + 1.4))
     if not totals:
@@ -98,7 +113,7 @@ def category_chart(table: KernelTable, path: Path) -> Path:
     positions = list(range(len(totals)))
     values_ms = [us / 1000 for _, us in totals]
     bars = axes.barh(positions, values_ms, color=[category_color(c) for c, _ in totals])
-    axes.set_yticks(positions, [c for c, _ in totals], fontsize=8)
+    axes.set_yticks(positions, [_truncate(c) for c, _ in totals], fontsize=8)
     axes.invert_yaxis()
     labels = [f"{us / 1000:.2f} ms ({100 * us / grand_us:.1f} %)" for _, us in totals]
     axes.bar_label(bars, labels, padding=3, fontsize=8)
@@ -111,10 +126,11 @@ def category_chart(table: KernelTable, path: Path) -> Path:
 
 def step_time_chart(metrics: Metrics, path: Path) -> Path:
     """Median step time of eager and compiled, with inter-quartile error bars; returns `path`."""
-    series = [(label, t) for label, t in (("eager", metrics.eager), ("compiled", metrics.compiled)) if t]
+    pairs = (("eager", metrics.eager), ("compiled", metrics.compiled))
+    series = [(label, t) for label, t in pairs if t and all(map(plottable, (t.median_ms, t.q1_ms, t.q3_ms)))]
     title = "Step time (median, IQR)"
     speedup = metrics.speedup
-    if speedup is not None:
+    if plottable(speedup):
         title += f": {speedup:.2f}× speedup"
     figure = _new_figure(3.2)
     if not series:
@@ -139,6 +155,7 @@ def step_time_chart(metrics: Metrics, path: Path) -> Path:
 def speedup_chart(speedups: Sequence[tuple[str, float]], path: Path) -> Path:
     """Horizontal bars of the speedup of each run (label, eager ÷ compiled), a line at 1×; returns `path`."""
     title = "torch.compile speedup per run"
+    speedups = [(label, value) for label, value in speedups if plottable(value)]
     figure = _new_figure(max(2.0, 0.3 * len(speedups) + 1.2))
     if not speedups:
         _empty(figure, title, "no run with step times")
@@ -161,7 +178,7 @@ def speedup_chart(speedups: Sequence[tuple[str, float]], path: Path) -> Path:
 
 def module_time_chart(summary: ProvenanceSummary, path: Path, n: int = 15) -> Path:
     """Bars of the `n` modules with the most device time of their own (not counting submodules); returns `path`."""
-    rows = sorted((m for m in summary.modules if m.self_us > 0), key=lambda m: -m.self_us)[:n]
+    rows = sorted((m for m in summary.modules if plottable(m.self_us) and m.self_us > 0), key=lambda m: -m.self_us)[:n]
     title = f"Top {len(rows)} modules by device time of their own"
     figure = _new_figure(max(2.5, 0.32 * len(rows) + 1.4))
     if not rows:

@@ -3,7 +3,10 @@ report, and the `regressions` finding; the number formats `reportgen compare` pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from reportgen.bundle import Comparison, Finding, KernelChange, MetricChange, format_ms
+from reportgen.escape import one_line
 from reportgen.render.markup import MISSING, ORPHAN, code_span, escape_md, list_table
 
 __all__ = [
@@ -73,10 +76,13 @@ def metric_cells(m: MetricChange) -> list[str]:
     ]
 
 
-def verdict_text(c: Comparison, bold: str = "**") -> str:
-    """One sentence: what regressed (and whether the device agrees), why nothing was judged, or no regression."""
+def verdict_text(c: Comparison, bold: str = "**", text: Callable[[str], str] = escape_md) -> str:
+    """One sentence: what regressed (and whether the device agrees), why nothing was judged, or no regression.
+
+    :param text: writes a metric's name for the target (`reportgen.escape`): MyST text by default
+    """
     if regressed := c.regressions:
-        what = ", ".join(f"{m.name} {change_text(m)}" for m in regressed)
+        what = ", ".join(f"{text(m.name)} {change_text(m)}" for m in regressed)
         caution = _host_moved(c) + _host_side(c)
         beyond = percent_text(c.threshold)
         return (
@@ -147,15 +153,17 @@ def regression_finding(c: Comparison) -> Finding | None:
     if not (c.comparable and c.regressions):
         return None
     lines = [
-        f"Compared with the run of {c.before.started_at or 'unknown date'} (torch {c.before.torch or '?'}): "
-        + ", ".join(f"{m.name} {change_text(m)}" for m in c.regressions)
+        f"Compared with the run of {one_line(c.before.started_at or 'unknown date')} "
+        f"(torch {one_line(c.before.torch or '?')}): "
+        + ", ".join(f"{one_line(m.name)} {change_text(m)}" for m in c.regressions)
         + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)})."
         + _host_moved(c)
         + _host_side(c),
     ]
     slower = [k for k in c.kernels if k.kind in ("slower", "added")][:5]
     lines += [
-        f"- `{k.name.replace('`', '')}` ({k.graph}): {k.kind}, {pct_text(k.before_us, k.after_us)}" for k in slower
+        f"- `{one_line(k.name).replace('`', '')}` ({one_line(k.graph)}): {k.kind}, {pct_text(k.before_us, k.after_us)}"
+        for k in slower
     ]
     return Finding(
         rule="regressions",

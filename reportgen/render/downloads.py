@@ -3,7 +3,7 @@
 Written into the report directory (`recipe.yaml` is already there, see `reportgen.render`)::
 
     reproduce.ipynb    notebook that re-runs the recipe and compares numbers (render.notebook)
-    trace.json.gz      the profiler trace, copied from the bundle
+    trace.json.gz      the profiler trace, copied from the bundle (credentials redacted, within the trace bounds)
     modules.tar.gz     the bundle's compiled modules (`modules/`)
     manifest.json      what ran, where, and its headline numbers
 """
@@ -14,7 +14,9 @@ import gzip
 import io
 import logging
 import os
+import stat
 import tarfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +32,12 @@ from reportgen.bundle import (
     TRACE_FILE,
     Bundle,
     bundle_file,
+    walk_entries,
     write_if_changed,
 )
 from reportgen.credentials import redact
 from reportgen.errors import BundleError
+from reportgen.formats import TraceTooLargeError, rewrite_trace
 from reportgen.render.notebook import reproducer_notebook
 
 logger = logging.getLogger(__name__)
@@ -74,13 +78,14 @@ def _reset_tarinfo(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 
 def _module_files(bundle_dir: Path) -> list[Path]:
-    """The bundle's module files that are regular files inside it (links and special files left out)."""
+    """The bundle's module files that are regular files inside it (links and special files left out; the walk
+    follows no link and is bounded: `walk_entries`)."""
     found = []
-    for path in sorted((bundle_dir / MODULES_DIR).rglob("*")):
-        if path.is_symlink() or not path.is_file():
+    for relative, _, info in walk_entries(bundle_dir / MODULES_DIR, "modules archive"):
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
             continue
         try:
-            found.append(bundle_file(bundle_dir, path.relative_to(bundle_dir).as_posix(), MAX_MODULE_BYTES))
+            found.append(bundle_file(bundle_dir, f"{MODULES_DIR}/{relative}", MAX_MODULE_BYTES))
         except BundleError as exc:
             logger.warning("left out of the modules archive: %s", exc)
     return found
@@ -103,15 +108,21 @@ def write_modules_archive(bundle_dir: Path, files: list[Path], dest: Path) -> Pa
     return dest
 
 
-def _copy_in(bundle: Bundle, relative: str, dest: Path, max_bytes: int) -> bool:
-    """Copy a file of the bundle next to the page, when it is a regular file inside the bundle."""
+def _copy_trace(bundle: Bundle, relative: str, dest: Path) -> bool:
+    """Publish the bundle's trace next to the page with its credentials redacted (a `record_function` label, an
+    arg), read as a stream within the bounds of any trace read; one past them, or unreadable, is not published."""
     if not os.path.lexists(bundle.path / relative):
         return False
     try:
-        write_if_changed(dest, bundle_file(bundle.path, relative, max_bytes).read_bytes())
+        path = bundle_file(bundle.path, relative, MAX_TRACE_BYTES)
+        data = rewrite_trace(path, lambda text: redact(text)[0], lambda text: bool(redact(text)[1]))
     except BundleError as exc:
         logger.warning("not published: %s", exc)
         return False
+    except (TraceTooLargeError, EOFError, zlib.error, OSError) as exc:
+        logger.warning("%s: trace not published: %s", bundle.path / relative, exc)
+        return False
+    write_if_changed(dest, path.read_bytes() if data is None else data)
     return True
 
 
@@ -134,7 +145,7 @@ def write_downloads(bundle: Bundle, page_dir: Path, recipe_yaml: str | None) -> 
     if (page_dir / RECIPE_FILE).is_file():
         downloads.append(_download(page_dir, RECIPE_FILE, "the recipe, as the run used it"))
     trace = bundle.manifest.trace_file
-    if trace is not None and _copy_in(bundle, trace, page_dir / TRACE_FILE, MAX_TRACE_BYTES):
+    if trace is not None and _copy_trace(bundle, trace, page_dir / TRACE_FILE):
         description = "the profiler trace; open it in <https://ui.perfetto.dev> or `chrome://tracing`"
         downloads.append(_download(page_dir, TRACE_FILE, description))
     if modules := _module_files(bundle.path):

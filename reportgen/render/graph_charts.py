@@ -8,7 +8,8 @@ from pathlib import Path
 from matplotlib.patches import Patch
 
 from reportgen.bundle import CATEGORY_ORDER, GraphAnalysis, IdleHistogram, KernelBenchmark, category_color
-from reportgen.render.charts import _new_figure, _save, _truncate
+from reportgen.escape import chart_text
+from reportgen.render.charts import _new_figure, _save, _truncate, plottable
 
 __all__ = ["bandwidth_chart", "graph_categories_chart", "idle_histogram_chart", "timeline_chart"]
 
@@ -22,14 +23,16 @@ def graph_categories_chart(graphs: list[GraphAnalysis], path: Path) -> Path:
         left = 0.0
         for category in present:
             value = graph.categories_us.get(category, 0.0) / 1000
+            if not plottable(value):
+                continue
             axes.barh(row, value, left=left, color=category_color(category))
             left += value
-    axes.set_yticks(range(len(graphs)), [g.label for g in graphs], fontsize=8)
+    axes.set_yticks(range(len(graphs)), [_truncate(g.label) for g in graphs], fontsize=8)
     axes.invert_yaxis()
     axes.set_xlabel("kernel time (ms), summed over the profiled steps")
     axes.set_title("Kernel time per compiled graph, by category")
     axes.grid(axis="x", alpha=0.3)
-    handles = [Patch(color=category_color(c), label=c) for c in present]
+    handles = [Patch(color=category_color(c), label=chart_text(c)) for c in present]
     figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncol=min(4, len(handles) or 1))
     return _save(figure, path)
 
@@ -38,6 +41,8 @@ def timeline_chart(intervals: list[tuple[float, float]], wall_us: float, path: P
     """A strip of one step: busy intervals of the device in colour, idle gaps blank."""
     figure = _new_figure(1.6)
     axes = figure.add_subplot()
+    intervals = [(start, end) for start, end in intervals if plottable(start) and plottable(end) and end >= start]
+    wall_us = wall_us if plottable(wall_us) else 0.0
     axes.broken_barh(
         [(start / 1000, (end - start) / 1000) for start, end in intervals], (0, 1), color="#4c72b0", linewidth=0
     )
@@ -61,7 +66,8 @@ def idle_histogram_chart(idle: IdleHistogram, path: Path) -> Path:
     axes.set_xticks(range(len(labels)), labels, fontsize=7, rotation=30)
     axes.set_xlabel("idle gap length (µs)")
     axes.set_ylabel("gaps")
-    axes.set_title(f"Idle gaps between device work ({idle.total_idle_us / 1000:.2f} ms idle in all)")
+    total = f"{idle.total_idle_us / 1000:.2f} ms" if plottable(idle.total_idle_us) else "—"
+    axes.set_title(f"Idle gaps between device work ({total} idle in all)")
     return _save(figure, path)
 
 
@@ -71,13 +77,16 @@ def _fmt_us(value: float) -> str:
 
 def bandwidth_chart(benchmarks: list[KernelBenchmark], peak_gbps: float | None, path: Path) -> Path:
     """Achieved GB/s of the hot Triton kernels against the device's peak."""
-    rows = sorted((b for b in benchmarks if b.bandwidth_gbps), key=lambda b: b.bandwidth_gbps or 0.0)
+    rows = sorted(
+        (b for b in benchmarks if b.bandwidth_gbps and plottable(b.bandwidth_gbps)),
+        key=lambda b: b.bandwidth_gbps or 0.0,
+    )
     figure = _new_figure(max(2.5, 0.3 * len(rows) + 1.4))
     axes = figure.add_subplot()
     values = [b.bandwidth_gbps or 0.0 for b in rows]
     axes.barh(range(len(rows)), values, color="#4c72b0")
     axes.set_yticks(range(len(rows)), [_truncate(b.name, 44) for b in rows], fontsize=7, fontfamily="monospace")
-    if peak_gbps:
+    if peak_gbps and plottable(peak_gbps):
         axes.axvline(peak_gbps, color="#c44e52", linestyle="--", label=f"peak {peak_gbps:.0f} GB/s")
         axes.legend(fontsize=7, loc="lower right")
     axes.set_xlabel("achieved bandwidth (GB/s, Inductor's bytes estimate)")

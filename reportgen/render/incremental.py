@@ -46,6 +46,7 @@ from reportgen.bundle import (
 from reportgen.errors import ReportgenError
 from reportgen.recipe import Recipe, find_local_modules
 from reportgen.render.index import BrokenBundle, IndexEntry, index_page
+from reportgen.render.markup import page_name
 from reportgen.render.report import SPEEDUPS_PNG, RenderedReport, draw_speedups, render_report
 from reportgen.render.trends import run_page
 
@@ -131,18 +132,32 @@ def _scan(bundle_dirs: Mapping[str, Path], old: _State) -> dict[str, _Record]:
     return records
 
 
-def _bundle_dirs(results_dir: Path, history: Mapping[str, Sequence[RunRecord]]) -> tuple[dict[str, Path], list[str]]:
+def _bundle_dirs(
+    results_dir: Path, history: Mapping[str, Sequence[RunRecord]]
+) -> tuple[dict[str, Path], dict[str, str]]:
     """Every bundle to render, by page directory (`trends.run_page`): the latest runs, then the kept ones; and
-    the page directories of the latest runs (the index lists only those)."""
-    latest = {path.name: path for path in iter_bundles(results_dir)}
+    the bundle name of each latest run's page directory (the index lists only those).
+
+    A page directory is the bundle's name, or its encoding when the name is not a safe path segment
+    (`markup.page_name`); a name whose encoding another bundle's page already holds is left out with a warning.
+    """
+    latest: dict[str, Path] = {}
+    names: dict[str, str] = {}
+    for path in iter_bundles(results_dir):
+        page = page_name(path.name)
+        if page in latest:
+            logger.warning("%s: left out: its page %r is %s's", path, page, latest[page])
+            continue
+        latest[page], names[page] = path, path.name
+    pages = {name: page for page, name in names.items()}
     kept = {
         run_page(run): results_dir / run.path
         for name, runs in history.items()
-        if name in latest and len(runs) >= 2
+        if name in pages and len(runs) >= 2
         for run in runs
-        if run.path != run.name
+        if run.path != run.name and run_page(run) not in latest
     }
-    return {**latest, **kept}, list(latest)
+    return {**latest, **kept}, names
 
 
 def _modules_digest(record: _Record) -> str:
@@ -268,16 +283,17 @@ def render_site_pages(
     old = _load_state(reports_dir)
     history = history or {}
     bundle_dirs, latest = _bundle_dirs(results_dir, history)
+    runs = {page: history.get(name, ()) for page, name in latest.items()}
     records = _scan(bundle_dirs, old)
     siblings = _siblings({name: records[name] for name in latest})
-    keys = {name: _render_key(name, records, siblings.get(name, []), history.get(name, ())) for name in records}
+    keys = {name: _render_key(name, records, siblings.get(name, []), runs.get(name, ())) for name in records}
     todo = [n for n, r in records.items() if r.key != keys[n] or not _complete(reports_dir / n, r)]
     if todo:  # forget them first: a build killed while rendering them leaves them to the next build
         _save_state(
             reports_dir, _State(bundles={n: r for n, r in old.bundles.items() if n in records and n not in todo})
         )
         jobs = [
-            (bundle_dirs[n], [bundle_dirs[s] for s in siblings.get(n, [])], reports_dir / n, history.get(n, ()))
+            (bundle_dirs[n], [bundle_dirs[s] for s in siblings.get(n, [])], reports_dir / n, runs.get(n, ()))
             for n in todo
         ]
         for name, result in zip(todo, _render_all(jobs), strict=True):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus
 from reportgen.render.comparison import COMPARE_PAGE, since_previous
-from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table, page_name
 from reportgen.render.pages import report_title
 from reportgen.render.timing_text import speedup_text
 from reportgen.render.trends import HISTORY_PAGE
@@ -80,9 +80,10 @@ def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Compar
     torch = env.versions.torch if env else None
     status = manifest.status.value
     ok = manifest.status is RunStatus.ok
+    page = page_name(bundle.name)
     row = (
-        f"[{escape_md(report_title(manifest))}](<{bundle.name}/index.md>)",
-        code_span(manifest.recipe.model.ref.replace(":", ":\u200b")),  # may wrap after the colon
+        f"[{escape_md(report_title(manifest))}](<{page}/index.md>)",
+        code_span(manifest.recipe.model.ref, break_after=":"),
         escape_md(env.device_name) if env else manifest.recipe.device,
         escape_md(torch) if torch else MISSING,
         _date(manifest.started_at),
@@ -90,10 +91,10 @@ def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Compar
         _busy(bundle.analysis),
         f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
         status if ok else f"**{status}**",
-        f"[![trend of {escape_md(bundle.name)}](<{bundle.name}/{sparkline}>)](<{bundle.name}/{HISTORY_PAGE}.md>)"
+        f"[![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)](<{page}/{HISTORY_PAGE}.md>)"
         if sparkline
         else MISSING,
-        f"[{since_previous(comparison)}](<{bundle.name}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
+        f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
     )
     return IndexEntry(name=bundle.name, row=row, speedup=metrics.speedup if ok else None)
 

@@ -1,11 +1,11 @@
-"""MyST markup helpers: escaping user text, code spans and blocks, tables and figures (pure)."""
+"""MyST markup helpers: tables, figures, links; user text goes through `reportgen.escape` (re-exported here)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from reportgen.bundle import NOT_MEASURED
+from reportgen.escape import myst_block, myst_literal, myst_role_text, myst_text, path_segment
 
 __all__ = [
     "MISSING",
@@ -14,9 +14,11 @@ __all__ = [
     "SORTABLE",
     "code_block",
     "code_span",
+    "doc_link",
     "escape_md",
     "figure",
     "list_table",
+    "page_name",
     "plural",
 ]
 
@@ -32,43 +34,35 @@ ORPHAN_UNSEARCHED = "---\norphan: true\nnosearch: true\n---"
 source code (megabytes for a wrapper; stemming a kernel page's source took 11 % of Sphinx's time for a mixnet_l
 report), while the report's kernel tables, which are indexed, hold every kernel's name, ops and module."""
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-!|~$&%^:=])")
-_LINE_START_NUMBER = re.compile(r"^(\d+)([.)])")
-_BACKTICKS = re.compile(r"`+")
+escape_md = myst_text
+"""User text as one line of inline MyST that renders literally (`reportgen.escape.myst_text`)."""
+code_span = myst_literal
+"""User text as an inline code span (`reportgen.escape.myst_literal`)."""
+code_block = myst_block
+"""User text as a fenced code block (`reportgen.escape.myst_block`)."""
 
 
-def escape_md(text: str) -> str:
-    """`text` as one line of inline MyST that renders literally (no markup, roles or HTML)."""
-    text = " ".join(text.split())
-    text = _SPECIAL.sub(r"\\\1", text)
-    return _LINE_START_NUMBER.sub(r"\1\\\2", text)
+page_name = path_segment
+"""The page directory (and URL segment) of a bundle or run under `reports/` (`reportgen.escape.path_segment`)."""
 
 
-def code_span(text: str) -> str:
-    """`text` as an inline code span, whatever backticks it contains."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def code_block(text: str, language: str = "text") -> str:
-    """`text` as a fenced code block whose fence no line of `text` can close."""
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+def doc_link(label: str, docname: str) -> str:
+    """A `{doc}` link; `label` is user text, shown literally; `docname` is built from `page_name` names only."""
+    return f"{{doc}}`{myst_role_text(label) or docname} <{docname}>`"
 
 
 def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "", classes: str = "") -> str:
-    """A `{list-table}` with one header row; `classes` go on the table (e.g. `SORTABLE`)."""
+    """A `{list-table}` with one header row; `classes` go on the table (e.g. `SORTABLE`).
+
+    :param title: MyST text (escaped); a title holding a backtick gets a tilde fence (a backtick fence's
+        argument may not hold one: the table would become a paragraph)
+    """
+    fence = "~~~" if "`" in title else "```"
     options = [":header-rows: 1", *([f":class: {classes}"] if classes else [])]
-    lines = [f"```{{list-table}} {title}".rstrip(), *options, ""]
+    lines = [f"{fence}{{list-table}} {title}".rstrip(), *options, ""]
     for row in [header, *rows]:
         lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
-    return "\n".join([*lines, "```"])
+    return "\n".join([*lines, fence])
 
 
 def figure(file: str, alt: str, caption: str) -> str:

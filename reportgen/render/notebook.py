@@ -9,7 +9,6 @@ prints the new headline numbers next to the original ones.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
@@ -21,6 +20,7 @@ from tabulate import tabulate
 
 from reportgen.bundle import MAX_MODULE_BYTES, RECIPE_FILE, RECIPE_MODULES_DIR, Manifest, read_bundle_text
 from reportgen.credentials import redact
+from reportgen.escape import markdown_code, markdown_text, visible
 from reportgen.recipe import LocalModules, find_local_modules, read_local_modules
 from reportgen.render.markup import MISSING
 
@@ -29,8 +29,6 @@ __all__ = [
     "comparison_table",
     "reproducer_notebook",
 ]
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
 @dataclass(frozen=True)
@@ -87,22 +85,20 @@ def comparison_table(original: Headline, reproduced: Headline, tablefmt: str = "
     return str(tabulate(rows, headers=["", "original", "reproduced"], tablefmt=tablefmt, disable_numparse=True))
 
 
-def _escape(text: str) -> str:
-    """`text` as literal notebook Markdown (no emphasis, links, HTML or table breaks)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
-
-
 def _intro(manifest: Manifest, original: Headline) -> str:
     recipe = manifest.recipe
-    what = f"recipe `{recipe.name}`" + (f", variant `{manifest.variant}`" if manifest.variant else "")
-    rows = [(label, _escape(value)) for label, value in original.rows()]
+    what = f"recipe {markdown_code(recipe.name)}" + (
+        f", variant {markdown_code(manifest.variant)}" if manifest.variant else ""
+    )
+    rows = [(label, markdown_text(value, table=True)) for label, value in original.rows()]
     table = tabulate(rows, headers=["original run", ""], tablefmt="github", disable_numparse=True)
+    variant = f" — {markdown_text(manifest.variant)}" if manifest.variant else ""
     return "\n\n".join(
         [
-            f"# Reproduce: {_escape(recipe.display_title)}" + (f" — {manifest.variant}" if manifest.variant else ""),
-            f"This notebook re-runs {what} (model `{recipe.model.ref}`), which ran on {_escape(original.device)} "
-            f"with torch {_escape(original.torch or 'unknown')} on {manifest.started_at}, "
-            "and compares the headline numbers.",
+            f"# Reproduce: {markdown_text(recipe.display_title)}{variant}",
+            f"This notebook re-runs {what} (model {markdown_code(recipe.model.ref)}), which ran on "
+            f"{markdown_text(original.device)} with torch {markdown_text(original.torch or 'unknown')} on "
+            f"{markdown_text(manifest.started_at)}, and compares the headline numbers.",
             table,
             "It needs `reportgen` (and torch) installed. The run happens in a child process with its own "
             "Inductor cache and timeout, like `reportgen run`; its bundle lands in `results/`.",
@@ -114,14 +110,21 @@ def _module_cells(manifest: Manifest, modules: LocalModules) -> list[NotebookNod
     cells: list[NotebookNode] = []
     for module in modules.found:
         cells.append(
-            new_markdown_cell(f"The recipe imports `{module.path}`, copied from next to `{manifest.recipe_path}`.")
+            new_markdown_cell(
+                f"The recipe imports {markdown_code(module.path)}, copied from next to "
+                f"{markdown_code(manifest.recipe_path)}."
+            )
         )
         if (parent := PurePosixPath(module.path).parent) != PurePosixPath("."):
             cells.append(new_code_cell(f"import os\n\nos.makedirs({str(parent)!r}, exist_ok=True)"))
-        cells.append(new_code_cell(f"%%writefile {module.path}\n{redact(module.source)[0].rstrip()}"))
+        cells.append(new_code_cell(f"%%writefile {module.path}\n{visible(redact(module.source)[0]).rstrip()}"))
     if modules.missing:
-        where = f"next to `{manifest.recipe_path}`" if modules.recipe_dir else "(the original recipe file is gone)"
-        names = ", ".join(f"`{name}`" for name in modules.missing)
+        where = (
+            f"next to {markdown_code(manifest.recipe_path)}"
+            if modules.recipe_dir
+            else "(the original recipe file is gone)"
+        )
+        names = ", ".join(markdown_code(name) for name in modules.missing)
         cells.append(
             new_markdown_cell(
                 f"The recipe imports {names}, which was not found {where}, so this notebook does not include "
@@ -181,7 +184,7 @@ def reproducer_notebook(
     original = Headline.from_manifest(manifest)
     cells = [
         new_markdown_cell(_intro(manifest, original)),
-        new_code_cell(f"%%writefile {RECIPE_FILE}\n{redact(recipe_yaml)[0].rstrip()}"),
+        new_code_cell(f"%%writefile {RECIPE_FILE}\n{visible(redact(recipe_yaml)[0]).rstrip()}"),
         *_module_cells(manifest, modules),
         new_markdown_cell("Run the recipe (a few warm-up steps, then timed eager and compiled steps):"),
         new_code_cell(_run_cell(manifest.variant)),

@@ -216,7 +216,7 @@ def _variant(manifest: Manifest) -> str:
     """The variant's own description, which the recipe's (shared by every variant) cannot give."""
     if not manifest.variant:
         return ""
-    text = f"**Variant `{manifest.variant}`**"
+    text = f"**Variant {code_span(manifest.variant)}**"
     if manifest.variant_description.strip():
         text += ": " + escape_md(" ".join(manifest.variant_description.split()).rstrip("."))
     return text + "."

@@ -90,7 +90,7 @@ def provenance_section(analysis: Analysis, chart: str | None = None, figure: obj
     parts.append(
         f"{100 * summary.module_share:.1f} % of the compiled graphs' kernel time is attributed to an `nn.Module` "
         f"path and {100 * summary.line_share:.1f} % to a source line (the innermost frame outside torch), from the "
-        f"FX nodes each kernel computes (method: `{summary.method}`). Extern kernels (cuBLAS, cuDNN, ATen; marked "
+        f"FX nodes each kernel computes (method: {code_span(summary.method)}). Extern kernels (cuBLAS, cuDNN, ATen; marked "
         "≈ in the kernel tables) share their time evenly among the graph's extern calls of their kind."
     )
     parts += [f"- {escape_md(note)}" for note in summary.notes]

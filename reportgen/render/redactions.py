@@ -1,7 +1,8 @@
 """Secrets on pages: what the run redacted, said on its page; and redaction again at render time.
 
 A bundle made elsewhere (another host, an older reportgen) may hold credentials its run did not take out:
-everything a page or notebook shows from a bundle passes `credentials.redact` once more.
+everything a page or notebook shows from a bundle passes `credentials.redact` once more, and the values of
+secret-named env variables (manifest and recipe text) are taken out whatever they look like.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import defaultdict
 from pydantic import ValidationError
 
 from reportgen.bundle import Bundle, Manifest
-from reportgen.credentials import redact
+from reportgen.credentials import redact, redact_env, redact_env_yaml
 from reportgen.render.markup import escape_md
 
 __all__ = ["redacted", "redacted_bundle", "redactions_section"]
@@ -22,12 +23,30 @@ logger = logging.getLogger(__name__)
 
 
 def redacted(text: str | None) -> str | None:
-    """`text` with every credential-shaped string replaced by ``[redacted]``."""
-    return None if text is None else redact(text)[0]
+    """`text` with every credential-shaped string and every secret-named env entry's value replaced by
+    ``[redacted]``."""
+    return None if text is None else redact_env_yaml(redact(text)[0])[0]
+
+
+def _without_env_secrets(manifest: Manifest) -> Manifest:
+    """The manifest with the values of its secret-named env variables (recipe, variants, environment) redacted."""
+    data = manifest.model_dump(mode="json")
+    for holder in (data["recipe"], *data["recipe"]["variants"], data["environment"] or {}):
+        if holder.get("env"):
+            holder["env"] = redact_env(holder["env"])
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError:  # a value the recipe's env policy refuses: the entries are left out
+        for holder in (data["recipe"], *data["recipe"]["variants"], data["environment"] or {}):
+            if holder.get("env"):
+                holder["env"] = {k: v for k, v in holder["env"].items() if v != redact_env({k: v})[k]}
+        return Manifest.model_validate(data)
 
 
 def redacted_bundle(bundle: Bundle) -> Bundle:
-    """The bundle with its manifest's every string redacted (title, description, kwargs, error, env)."""
+    """The bundle with its manifest's every string redacted (title, description, kwargs, error, env) and the
+    values of its secret-named env variables taken out."""
+    bundle = dataclasses.replace(bundle, manifest=_without_env_secrets(bundle.manifest))
     text = bundle.manifest.model_dump_json()
     clean, found = redact(text)
     if not found:

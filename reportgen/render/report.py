@@ -53,7 +53,7 @@ from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
-from reportgen.render.markup import ORPHAN, escape_md, figure
+from reportgen.render.markup import ORPHAN, escape_md, figure, page_name
 from reportgen.render.pages import ChartFiles, report_page, report_title
 from reportgen.render.provenance import provenance_section
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
@@ -202,7 +202,7 @@ def _write_report(
     if bundle.manifest.status is not RunStatus.ok:
         log_tail = redacted(read_log_tail(bundle.path, bundle.manifest.log_file))
     sources, files = _render_sources(bundle, page_dir)
-    charts = draw_charts(bundle, page_dir, prefix=f"{bundle.name}-")
+    charts = draw_charts(bundle, page_dir, prefix=f"{page_name(bundle.name)}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
     history_files, spark = _write_history(bundle, page_dir, runs, comparison)
     page = report_page(
@@ -240,7 +240,7 @@ def _kept_run_note(bundle: Bundle, runs: Sequence[RunRecord]) -> list[str]:
     home = bundle.path.parent
     if runs or home.name != bundle.manifest.name or home.parent.name != HISTORY_DIR:  # the latest run
         return []
-    latest = f"../{bundle.manifest.name}/index.md"
+    latest = f"../{page_name(home.name)}/index.md"
     return [
         f"```{{note}}\nAn earlier run, kept in the history of [{escape_md(bundle.manifest.name)}](<{latest}>).\n```"
     ]
@@ -253,8 +253,8 @@ def _write_history(
     files: list[str] = []
     spark = None
     if len(runs) >= 2:
-        chart = trend_chart(runs, page_dir / f"{bundle.name}-history.png").name
-        spark = sparkline(runs, page_dir / f"{bundle.name}-spark.png").name
+        chart = trend_chart(runs, page_dir / f"{page_name(bundle.name)}-history.png").name
+        spark = sparkline(runs, page_dir / f"{page_name(bundle.name)}-spark.png").name
         files += [
             chart,
             spark,

@@ -16,7 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reportgen.bundle import GraphModule, IndexedKernel, KernelSource, ModuleIndex
-from reportgen.render.markup import MISSING, ORPHAN_UNSEARCHED, SORTABLE, code_block, code_span, list_table, plural
+from reportgen.render.markup import (
+    MISSING,
+    ORPHAN_UNSEARCHED,
+    SORTABLE,
+    code_block,
+    code_span,
+    doc_link,
+    list_table,
+    plural,
+)
 
 __all__ = [
     "KERNELS_DIR",
@@ -41,7 +50,8 @@ MAX_KERNEL_PAGES = 40
 MAX_HIGHLIGHTED_BYTES = 200_000
 """Wrapper sources longer than this are shown as plain text: Pygments takes seconds on the megabytes of a
 large model's wrapper (its kernels' sources are inline), for every build that writes the page."""
-_SAFE_NAME = re.compile(r"\w+")
+_SAFE_NAME = re.compile(r"\w+", re.ASCII)
+"""What of a wrapper's stem or a kernel's name a docname keeps (`_page_name`): ASCII letters, digits and `_`."""
 _MAX_NAME = 150
 _PROFILED_CPP = re.compile(r"graph_(\d+)_(cpp_\w+)")
 _LANGUAGES = {"triton": "python", "cpp": "cpp", "other": "text"}
@@ -101,13 +111,7 @@ def source_link(pages: SourcePages, graph: int | None, kernel_name: str, text: s
     :param graph: the kernel's graph; None: the first graph with a page for `kernel_name`
     """
     docname = pages.kernel_docname(graph, kernel_name)
-    return None if docname is None else _doc_link(text, docname)
-
-
-def _doc_link(text: str, docname: str) -> str:
-    """A `{doc}` role; its text is shown literally (no escaping inside roles), so `<>` and backticks go."""
-    label = re.sub(r"[`<>]", "", " ".join(text.split())) or docname
-    return f"{{doc}}`{label} <{docname}>`"
+    return None if docname is None else doc_link(text, docname)
 
 
 def has_source(kernel: IndexedKernel) -> bool:
@@ -149,7 +153,7 @@ def _ops(items: Sequence[str]) -> str:
 
 def _kernel_cell(graph: int, kernel: KernelSource, pages: SourcePages, prefix: str) -> str:
     docname = pages.kernel_docname(graph, kernel.name)
-    return code_span(kernel.name) if docname is None else _doc_link(kernel.name, prefix + docname)
+    return code_span(kernel.name) if docname is None else doc_link(kernel.name, prefix + docname)
 
 
 def _kernel_table(graph: GraphModule, pages: SourcePages) -> str:
@@ -211,7 +215,7 @@ def kernel_page(kernel: IndexedKernel, graph: GraphModule, source: str) -> str:
     where = code_span(kernel.module_path) if kernel.module_path else "embedded in the wrapper"
     num_gb = kernel.num_gb
     items = [
-        ("Graph", _doc_link(graph_title(graph.graph, graph.kind), f"../{wrapper_docname(graph)}")),
+        ("Graph", doc_link(graph_title(graph.graph, graph.kind), f"../{wrapper_docname(graph)}")),
         ("Backend", info.backend),
         ("ATen ops", _ops(info.aten_ops)),
         ("Source nodes", _ops(info.source_nodes)),
@@ -238,9 +242,7 @@ def sources_section(pages: SourcePages) -> str:
     """Report page section linking the wrapper pages (which link the kernel pages); "" without any."""
     if not pages.wrappers:
         return ""
-    items = [
-        f"- {_doc_link(f'{graph_title(graph, kind)} wrapper', docname)}" for graph, kind, docname in pages.wrappers
-    ]
+    items = [f"- {doc_link(f'{graph_title(graph, kind)} wrapper', docname)}" for graph, kind, docname in pages.wrappers]
     note = (
         f"Source pages of {len(pages.kernels)} kernels (those with the most time first) are linked from "
         "the wrappers' kernel tables."

@@ -16,16 +16,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from reportgen.bundle import Comparison, RunRecord, format_ms
+from reportgen.escape import chart_text
+from reportgen.render.charts import plottable
 from reportgen.render.comparison import COMPARE_PAGE, verdict_text
-from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_span, escape_md, figure, list_table
+from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_span, escape_md, figure, list_table, page_name
 
 __all__ = ["HISTORY_PAGE", "history_page", "history_section", "run_page", "sparkline", "trend_chart"]
 
 HISTORY_PAGE = "history"
 """The trend page, next to the latest run's report (`<bundle>/history.md`)."""
 RUN_PAGE_SEPARATOR = "~"
-"""Between a bundle's name and a kept run's id in the run's page directory: no bundle name holds it, and URLs
-keep it as is."""
+"""Between a bundle's page name and a kept run's id in the run's page directory: no `page_name` holds it, and
+URLs keep it as is."""
 _DPI = 110
 _GiB = float(1 << 30)
 
@@ -33,7 +35,8 @@ _GiB = float(1 << 30)
 def run_page(run: RunRecord) -> str:
     """The page directory of a run's report under `reports/`: `<name>` for the latest, `<name>~<run id>` for a
     kept one."""
-    return run.name if run.path == run.name else f"{run.name}{RUN_PAGE_SEPARATOR}{PurePosixPath(run.path).name}"
+    latest = page_name(run.name)
+    return latest if run.path == run.name else f"{latest}{RUN_PAGE_SEPARATOR}{page_name(PurePosixPath(run.path).name)}"
 
 
 def _steps(axes: Axes, xs: list[int], runs: Sequence[RunRecord]) -> None:
@@ -41,7 +44,11 @@ def _steps(axes: Axes, xs: list[int], runs: Sequence[RunRecord]) -> None:
         ("eager", [r.eager_ms for r in runs], [r.eager_iqr_ms for r in runs], "#888888"),
         ("compiled", [r.compiled_ms for r in runs], [r.compiled_iqr_ms for r in runs], "#1f77b4"),
     ):
-        points = [(x, m, q) for x, m, q in zip(xs, median, iqr, strict=True) if m is not None]
+        points = [
+            (x, m, q if q is None or all(map(plottable, q)) else None)
+            for x, m, q in zip(xs, median, iqr, strict=True)
+            if plottable(m)
+        ]
         if points:
             lower = [max(m - (q[0] if q else m), 0.0) for _, m, q in points]  # a bundle from elsewhere may
             upper = [max((q[1] if q else m) - m, 0.0) for _, m, q in points]  # hold an IQR that misses its median
@@ -54,8 +61,10 @@ def _steps(axes: Axes, xs: list[int], runs: Sequence[RunRecord]) -> None:
 
 
 def _line(axes: Axes, xs: list[int], values: Sequence[float | None], label: str, name: str | None = None) -> None:
-    points = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
-    axes.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
+    points = [(x, v) for x, v in zip(xs, values, strict=True) if plottable(v)]
+    axes.plot(
+        [p[0] for p in points], [p[1] for p in points], marker="o", label=None if name is None else chart_text(name)
+    )
     axes.set_ylabel(label)
 
 
@@ -66,7 +75,7 @@ def _mark_versions(panels: Sequence[Axes], runs: Sequence[RunRecord]) -> None:
         for axes in panels:
             axes.axvline(x - 0.5, color="#d62728", linestyle="--", linewidth=0.8)
         panels[0].annotate(
-            f"torch {after.torch}", (x - 0.5, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top",
+            chart_text(f"torch {after.torch}"), (x - 0.5, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top",
             ha="right", fontsize=8, color="#d62728",
         )  # fmt: skip
 
@@ -84,7 +93,7 @@ def trend_chart(runs: Sequence[RunRecord], path: Path) -> Path:
         ("busy (%)", [(g, [r.busy_percent.get(g) for r in runs]) for g in graphs]),
         ("kernels", [(None, [r.kernel_count for r in runs])]),
     ]
-    lines = [(label, series) for label, series in lines if any(v is not None for _, s in series for v in s)]
+    lines = [(label, series) for label, series in lines if any(plottable(v) for _, s in series for v in s)]
     fig = Figure(figsize=(8.0, 3.0 + 1.6 * len(lines)), dpi=_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     panels = list(
@@ -100,7 +109,7 @@ def trend_chart(runs: Sequence[RunRecord], path: Path) -> Path:
         if any(name for name, _ in series):
             axes.legend(loc="best", fontsize=7)
     _mark_versions(panels, runs)
-    panels[-1].set_xticks(xs, [r.started_at[5:16].replace("T", " ") for r in runs], rotation=30, ha="right")
+    panels[-1].set_xticks(xs, [chart_text(r.started_at[5:16].replace("T", " ")) for r in runs], rotation=30, ha="right")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", dpi=_DPI, metadata={"Software": None})
     return path
@@ -111,7 +120,7 @@ def sparkline(runs: Sequence[RunRecord], path: Path) -> Path:
     fig = Figure(figsize=(1.6, 0.45), dpi=_DPI)
     FigureCanvasAgg(fig)
     axes = fig.add_axes((0.02, 0.08, 0.96, 0.84))
-    points = [(x, r.compiled_ms) for x, r in enumerate(runs) if r.compiled_ms is not None]
+    points = [(x, r.compiled_ms) for x, r in enumerate(runs) if plottable(r.compiled_ms)]
     if points:
         axes.plot([p[0] for p in points], [p[1] for p in points], color="#1f77b4", linewidth=1.2)
         axes.plot([points[-1][0]], [points[-1][1]], marker="o", markersize=3, color="#d62728")
@@ -122,13 +131,13 @@ def sparkline(runs: Sequence[RunRecord], path: Path) -> Path:
 
 
 def _num(value: float | None, spec: str) -> str:
-    return MISSING if value is None else f"{value:{spec}}"
+    return f"{value:{spec}}" if plottable(value) else MISSING
 
 
 def _row(run: RunRecord, latest: bool) -> list[str]:
     link = "index.md" if latest else f"../{run_page(run)}/index.md"
     started = escape_md(run.started_at[:16].replace("T", " "))
-    busy = ", ".join(f"{escape_md(g)}\u00a0{v:.0f}" for g, v in run.busy_percent.items()) or MISSING
+    busy = ", ".join(f"{escape_md(g)}\u00a0{_num(v, '.0f')}" for g, v in run.busy_percent.items()) or MISSING
     return [
         f"[{started}](<{link}>)" + (" (this report)" if latest else ""),
         escape_md(run.status),
@@ -139,7 +148,7 @@ def _row(run: RunRecord, latest: bool) -> list[str]:
         else MISSING,
         MISSING if run.eager_ms is None else format_ms(run.eager_ms),
         MISSING if run.compiled_ms is None else format_ms(run.compiled_ms),
-        _num(run.speedup, ".2f") + ("×" if run.speedup is not None else ""),
+        _num(run.speedup, ".2f") + ("×" if plottable(run.speedup) else ""),
         _num(run.compile_s, ".1f"),
         _num(run.peak_memory_compiled_bytes / _GiB if run.peak_memory_compiled_bytes else None, ".2f"),
         _num(run.kernel_count, "d"),

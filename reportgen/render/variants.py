@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from reportgen.bundle import Analysis, Bundle, Interval, Kernel, Manifest, StepTimes, TimingSummary, format_ms
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, code_span, doc_link, escape_md, list_table, page_name
 
 __all__ = ["compiled_verdict", "kernel_diff", "variants_section"]
 
@@ -61,7 +61,7 @@ def _row(bundle: Bundle, base: Bundle) -> list[str]:
     peak = metrics.peak_memory_compiled_bytes
     cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else MISSING
     return [
-        f"{{doc}}`{m.variant or m.name} <../{m.name}/index>`",
+        doc_link(m.variant or m.name, f"../{page_name(bundle.name)}/index"),
         escape_md(m.recipe.compile.mode),
         m.status.value,
         _times(metrics.eager, timing.eager_median_ci_ms),
@@ -120,7 +120,7 @@ def _diff_section(base: Bundle, other: Bundle) -> str:
     if other.capture and other.capture.autotune:
         parts.append(f"- **Autotuning:** {autotune_summary(other.capture.autotune)}")
     if rows:
-        header = ["Kernel", f"{base.manifest.variant} (ms)", f"{other.manifest.variant} (ms)", "Change (ms)"]
+        header = ["Kernel", *(f"{escape_md(b.manifest.variant or b.name)} (ms)" for b in (base, other)), "Change (ms)"]
         parts.append(list_table(header, rows, "Largest changes in kernel time"))
     return "\n\n".join(parts)
 

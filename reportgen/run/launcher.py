@@ -1,5 +1,8 @@
 """Parent side of a run: spawn the child in a clean process, enforce the timeout, write the bundle.
 
+The child runs under a supervisor of its own (`reaper`), so the run's whole process tree, `setsid`
+grandchildren and daemons included, ends with the run: at its end, its timeout or an interrupt.
+
 Only the child imports torch. Whatever the child does (raise, hang, abort), the parent writes a
 bundle whose manifest says how it ended: a failed run is data.
 """
@@ -12,7 +15,6 @@ import hashlib
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,27 +34,27 @@ from reportgen.bundle import (
     Manifest,
     Metrics,
     RunStatus,
+    bundle_file,
     write_bundle,
 )
+from reportgen.errors import BundleError
 from reportgen.recipe import Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.git import recipe_commit
-from reportgen.run.host import HostPlacement, default_host_dir, end_activity
+from reportgen.run.host import HostPlacement, default_host_dir
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
 from reportgen.run.scrub import Scrubber
+from reportgen.run.supervise import spawn, stop_runs
 
 __all__ = ["LOG_TAIL_LINES", "RunOptions", "child_env", "run_recipe", "stop_runs", "sweep_work_dirs"]
 
 LOG_TAIL_LINES = 40
-_KILL_GRACE_S = 10.0
 _WORK_PREFIX = "reportgen-"
 _OWNER_FILE = "owner.pid"
 _SCRUBBED_FILES = (LOG_FILE, CAPTURE_FILE, PROVENANCE_FILE)
 _MIN_FREE_BYTES = 64 * 1024
 """Below this, a failed run's disk counts as full."""
-_LIVE: set[subprocess.Popen[bytes]] = set()
-"""The children running now (several when a matrix fills a host's GPUs), for `stop_runs`."""
 
 
 def _flag(flag: str, help: str, metavar: str | None = None) -> dict[str, object]:
@@ -119,26 +121,6 @@ def child_env(recipe: Recipe, cache_dir: Path, options: RunOptions | None = None
     return env
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Wait for the child; on timeout kill its whole process group. Returns True if it timed out."""
-    try:
-        proc.wait(timeout=timeout_s)
-        return False
-    except subprocess.TimeoutExpired:
-        for sig, grace in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(timeout=grace)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        proc.wait()
-        return True
-
-
 def _read_result(path: Path) -> ChildResult | None:
     try:
         return ChildResult.model_validate_json(path.read_text(encoding="utf-8"))
@@ -173,30 +155,7 @@ def _scrub_outputs(bundle: Path, scrubber: Scrubber) -> None:
     for name in _SCRUBBED_FILES:
         scrubber.scrub_file(bundle / name)
     scrubber.scrub_modules(bundle)
-
-
-def _spawn(cmd: list[str], env: dict[str, str], log_path: Path, timeout_s: float, host_dir: Path) -> tuple[int, bool]:
-    """Run the child with its output in `log_path`; its exit code, and whether it timed out."""
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True
-        )
-        _LIVE.add(proc)
-        try:
-            timed_out = _wait(proc, timeout_s)
-        finally:
-            _LIVE.discard(proc)
-            end_activity(host_dir, proc.pid)  # a killed child could not say that it ended
-    return proc.returncode, timed_out
-
-
-def stop_runs() -> None:
-    """Kill every running child with its process group (an interrupted matrix): their runs end as `killed`."""
-    for proc in list(_LIVE):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            continue
+    scrubber.scrub_traces(bundle)
 
 
 def _placement(name: str, options: RunOptions) -> HostPlacement:
@@ -281,7 +240,14 @@ def _check_space(bundle: Path) -> None:
 
 
 def _existing(bundle: Path, name: str | None) -> str | None:
-    return name if name and (bundle / name).is_file() else None
+    """`name` when it is a regular file inside the bundle (`bundle_file`: no `..`, no link), else None."""
+    if not name:
+        return None
+    try:
+        bundle_file(bundle, name, max_bytes=1 << 62)  # the readers apply the bounds
+    except BundleError:
+        return None
+    return name
 
 
 def _populate(
@@ -290,7 +256,7 @@ def _populate(
     started, t0 = _now(), time.monotonic()
     scrubber = Scrubber.from_environ({**os.environ, **recipe.env})
     recipe_text = recipe_path.read_bytes()
-    recipe_copy = scrubber.scrub(recipe_text.decode("utf-8", errors="surrogateescape"), RECIPE_FILE)
+    recipe_copy = scrubber.scrub_recipe_text(recipe_text.decode("utf-8", errors="surrogateescape"))
     (bundle / RECIPE_FILE).write_text(recipe_copy, encoding="utf-8", errors="surrogateescape")  # bytes kept
     _copy_recipe_modules(recipe, recipe_path, bundle, scrubber)
     timeout_s = options.timeout_s or recipe.timeout_s
@@ -306,7 +272,7 @@ def _populate(
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
         cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
         env = child_env(recipe, cache_dir, options)
-        returncode, timed_out = _spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
+        returncode, timed_out = spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback

@@ -38,7 +38,7 @@ def write_lost_run(
 
     def populate(tmp: Path) -> Manifest:
         if recipe_text:
-            text = scrubber.scrub(recipe_text.decode("utf-8", errors="surrogateescape"), RECIPE_FILE)
+            text = scrubber.scrub_recipe_text(recipe_text.decode("utf-8", errors="surrogateescape"))
             (tmp / RECIPE_FILE).write_text(text, encoding="utf-8", errors="surrogateescape")
         return Manifest(
             name=recipe.bundle_name(variant),

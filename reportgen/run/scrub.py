@@ -1,24 +1,45 @@
 """Redact credentials from everything a run writes (its log, error text, captures, the recipe copy, the
-copied modules) before the bundle is written, and count what was redacted, by kind and place.
+copied modules, its profiler traces) before the bundle is written, and count what was redacted, by kind and
+place.
 
 Two kinds of secret become ``[redacted]``: what the environment's variables carry
 (`credentials.secret_parts`: the whole value of a secret-named variable, the credential-shaped parts of
 others), wherever it appears, and anything shaped like a credential (`credentials.redact`: known token
-formats, passwords in URLs), whatever printed it.
+formats, passwords in URLs), whatever printed it. The recipe's env values of secret-named variables are
+never kept, whatever their length (`credentials.redact_env`); a trace's event names and args (a
+`record_function` label) are redacted as a stream (`formats.rewrite_trace`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import secrets as _secrets
+import zlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reportgen.bundle import MODULES_DIR, Redaction
-from reportgen.credentials import REDACTED, redact, secret_parts
+from pydantic import ValidationError
+
+from reportgen.bundle import (
+    GRAPHS_DIR,
+    MODULES_DIR,
+    RECIPE_FILE,
+    TRACE_FILE,
+    Redaction,
+    is_plain_file,
+    open_plain,
+    walk_entries,
+)
+from reportgen.credentials import ENV_VALUE, REDACTED, redact, redact_env, redact_env_yaml, secret_parts
+from reportgen.formats import TraceTooLargeError, rewrite_trace
 from reportgen.recipe import Recipe
 
 __all__ = ["MIN_SECRET_CHARS", "REDACTED", "Scrubber"]
+
+logger = logging.getLogger(__name__)
 
 MIN_SECRET_CHARS = 6
 """Shorter values of secret-named variables are not searched for: replacing every `1` would garble the log."""
@@ -55,24 +76,47 @@ class Scrubber:
         return text
 
     def scrub_file(self, path: Path, where: str | None = None) -> None:
-        """Rewrite a text file scrubbed, in place; a missing file is left alone."""
+        """Rewrite a text file scrubbed (a new file renamed over it); a missing file is left alone, and so is
+        anything but a plain file (a link, a FIFO, a file with other hard links: never read or written through,
+        and never published, `bundle.confine`)."""
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+            info = os.lstat(path)
+        except OSError:
             return
+        handle = open_plain(path, info) if is_plain_file(info) else None
+        if handle is None:
+            return
+        with handle:
+            raw = handle.read()
         text = raw.decode("utf-8", errors="replace")
         scrubbed = self.scrub(text, where or path.name)
         if scrubbed != text:
-            path.write_text(scrubbed, encoding="utf-8")
+            tmp = path.with_name(f".{path.name}-{_secrets.token_hex(4)}.tmp")
+            try:
+                tmp.write_text(scrubbed, encoding="utf-8")
+                tmp.replace(path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
 
     def scrub_modules(self, bundle: Path) -> None:
-        """Scrub every file under the bundle's `modules/` (compiled modules, copied sources)."""
-        for path in sorted((bundle / MODULES_DIR).rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                self.scrub_file(path, f"{MODULES_DIR}/")
+        """Scrub every plain file under the bundle's `modules/` (compiled modules, copied sources); the walk
+        follows no link and is bounded (`bundle.confine.walk_entries`)."""
+        for _, path, info in walk_entries(bundle / MODULES_DIR, "scrub of the modules"):
+            if is_plain_file(info):
+                self.scrub_file(Path(path), f"{MODULES_DIR}/")
+
+    def scrub_recipe_text(self, text: str) -> str:
+        """The recipe file's text scrubbed, and the values of its secret-named env variables taken out."""
+        text = self.scrub(text, RECIPE_FILE)
+        redacted, count = redact_env_yaml(text)
+        if count:
+            self.found[(ENV_VALUE, RECIPE_FILE)] += count
+        return redacted
 
     def scrub_recipe(self, recipe: Recipe) -> Recipe:
-        """The recipe with its free text and arguments scrubbed (the copy the manifest keeps)."""
+        """The recipe with its free text and arguments scrubbed and its secret-named env values taken out (the
+        copy the manifest keeps)."""
         data = recipe.model_dump(mode="json")
         for path in _RECIPE_TEXT_FIELDS:
             parent = data
@@ -81,7 +125,48 @@ class Scrubber:
             parent[path[-1]] = self._scrub_value(parent[path[-1]])
         for variant in data["variants"]:
             variant["description"] = self._scrub_value(variant["description"])
-        return Recipe.model_validate(data)
+        for holder in (data, *data["variants"]):
+            holder["env"] = redact_env(holder["env"])
+        try:
+            return Recipe.model_validate(data)
+        except ValidationError:  # a secret-named variable whose redacted value the policy refuses: left out
+            for holder in (data, *data["variants"]):
+                holder["env"] = {k: v for k, v in holder["env"].items() if v != REDACTED}
+            return Recipe.model_validate(data)
+
+    def scrub_traces(self, bundle: Path) -> None:
+        """Redact the run's profiler traces (`trace.json.gz`, `graphs/*.json.gz`): span names (a
+        `record_function` label), args. A trace past the bounds of any trace read is removed: no report could
+        read or publish it, and it was not scrubbed."""
+        graphs = bundle / GRAPHS_DIR
+        listed = sorted(graphs.glob("*.json.gz")) if graphs.is_dir() and not graphs.is_symlink() else []
+        for path in [bundle / TRACE_FILE, *listed]:
+            try:
+                plain = is_plain_file(os.lstat(path))  # never through a link, nor an outside file's hard link
+            except OSError:
+                continue
+            if plain:
+                self._scrub_trace(path, path.relative_to(bundle).as_posix())
+
+    def _scrub_trace(self, path: Path, where: str) -> None:
+        try:
+            data = rewrite_trace(
+                path, lambda text: self.scrub(text, where), lambda text: bool(redact(text, self.secrets)[1])
+            )
+        except TraceTooLargeError as exc:
+            logger.warning("%s: removed, not scrubbed: %s", path, exc)
+            path.unlink()
+            return
+        except (EOFError, zlib.error, OSError):  # a damaged trace: its analysis says so
+            return
+        if data is not None:
+            tmp = path.with_name(f".{path.name}-{_secrets.token_hex(4)}.tmp")
+            try:
+                tmp.write_bytes(data)
+                tmp.replace(path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
 
     def _scrub_value(self, value: object) -> object:
         if isinstance(value, str):

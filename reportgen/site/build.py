@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
 from reportgen.errors import SiteError, os_failure
-from reportgen.site.stamp import (
-    BuildStamp,
-    changed_documents,
-    clear_stamp,
-    prune_removed,
-    read_stamp,
-    write_stamp,
-)
-from reportgen.site.trees import listing, other_tree, publish, published_tree, sync_tree, tree_dirs
+from reportgen.site.stamp import BuildStamp, changed_documents, prune_removed
+from reportgen.site.state import Recorded, SiteState, open_state
+from reportgen.site.trees import listing, other_tree, publish, published_tree, remove_leftovers, sync_tree, tree_dirs
 
 __all__ = [
     "REPORTS_DIR",
@@ -64,9 +57,10 @@ def ensure_project(source_dir: Path) -> None:
         raise os_failure(exc, SiteError, "write the Sphinx project", source_dir) from exc
 
 
-def run_sphinx(source_dir: Path, html_dir: Path, jobs: str = "auto") -> None:
-    """Run `sphinx-build -W --keep-going -n -j JOBS -b html`; SiteError with its output's tail on failure."""
-    command = [*_sphinx_command(jobs), str(source_dir), str(html_dir)]
+def run_sphinx(source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str = "auto") -> None:
+    """Run `sphinx-build -W --keep-going -n -j JOBS -b html -d DOCTREES` (Sphinx's pickles outside the HTML:
+    see `site.state`); SiteError with its output's tail on failure."""
+    command = [*_sphinx_command(jobs), "-d", str(doctrees), str(source_dir), str(html_dir)]
     try:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     except OSError as exc:
@@ -99,7 +93,8 @@ def build_html(source_dir: Path, html_dir: Path) -> None:
     `site.trees`): nothing to do when no input changed since the published build; else the other tree is
     brought up to date with the published one, built incrementally with `sphinx-build -j auto` (`-j 1` when
     at most `SERIAL_SHARE` of the documents changed), cleared of the pages of removed documents, and published
-    in one rename.
+    in one rename. Sphinx's doctrees and the stamp stay outside the trees, sealed (`site.state`): when they are
+    not as the last build left them, the tree is built from scratch.
 
     A build killed or failing at any point leaves the previous site as it was; a failure of the OS (disk full,
     permission denied, a file where a directory should be) is one SiteError naming the path. Callers hold
@@ -112,23 +107,38 @@ def build_html(source_dir: Path, html_dir: Path) -> None:
 
 
 def _build_html(source_dir: Path, html_dir: Path) -> None:
+    state = open_state(html_dir)  # first: a tree that is a link is gone before the published one is looked up
     current = published_tree(html_dir)
-    sources = listing(source_dir, frozenset([source_dir / "_build", html_dir, *tree_dirs(html_dir)]))
+    skip = frozenset([source_dir / "_build", html_dir, *tree_dirs(html_dir), state.root])
+    sources = listing(source_dir, skip)
     stamp = BuildStamp(inputs=_inputs(), sources={k: v for k, v in sources.items() if not _hidden(k)})
-    previous = read_stamp(current) if current is not None else None
-    if previous == stamp:
+    recorded = state.read(current) if current is not None else None
+    if recorded is not None and recorded.stamp == stamp:
         return
     tree = other_tree(html_dir, current)
-    if current is None:
-        shutil.rmtree(tree, ignore_errors=True)
-    else:
-        sync_tree(current, tree)
-    clear_stamp(tree)
+    state.forget(tree)
+    previous = _start_from(state, current, tree, recorded)
     changed, documents = changed_documents(previous, stamp)
-    run_sphinx(source_dir, tree, jobs="1" if changed <= SERIAL_SHARE * documents else "auto")
-    prune_removed(tree, previous.sources if previous else {}, stamp.sources)
-    write_stamp(tree, stamp)
+    jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
+    run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs)
+    prune_removed(tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources)
+    state.record(tree, stamp)
     publish(html_dir, tree)
+    if current is not None and current != html_dir:
+        remove_leftovers(current)
+
+
+def _start_from(state: SiteState, current: Path | None, tree: Path, recorded: Recorded | None) -> BuildStamp | None:
+    """Bring `tree` and its doctrees up to date with the published tree when that was built as recorded and its
+    doctrees, copied, are those recorded (then return its stamp); else empty both (a clean build: None)."""
+    if current is not None and recorded is not None and state.doctrees(current).is_dir():
+        sync_tree(current, tree)
+        sync_tree(state.doctrees(current), state.doctrees(tree))
+        remove_leftovers(tree)
+        if state.check(tree, recorded):
+            return recorded.stamp
+    state.clear(tree)
+    return None
 
 
 def _hidden(relative: str) -> bool:

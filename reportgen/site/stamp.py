@@ -1,54 +1,49 @@
 """What an HTML tree was built from, and the outputs of documents that are gone.
 
-Each tree holds `.reportgen-build.json`: the inputs of the build that made it (a hash of Python, the Sphinx
-command, the installed distributions and reportgen's files) and every source file's size and mtime. A build
-whose stamp equals the published tree's has nothing to do. Sphinx does not delete the output of a removed
-document, nor images and downloads that no page uses any more; `prune_removed` does, so that an incremental
-build equals a clean one.
+Each tree has a build stamp (kept outside it, in the site's build state: see `site.state`): the inputs of the
+build that made it (a hash of Python, the Sphinx command, the installed distributions and reportgen's files)
+and every source file's size and mtime. A build whose stamp equals the published tree's has nothing to do.
+Sphinx does not delete the output of a removed document, nor images and downloads that no page uses any
+more; `prune_removed` does, so that an incremental build equals a clean one.
 """
 
 from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, NonNegativeInt
 
 from reportgen.site.trees import Listing, listing
 
-__all__ = ["STAMP_FILE", "BuildStamp", "changed_documents", "clear_stamp", "prune_removed", "read_stamp", "write_stamp"]
+__all__ = ["INPUTS_MAX_CHARS", "BuildStamp", "changed_documents", "prune_removed"]
 
-STAMP_FILE = ".reportgen-build.json"
-_DOCTREES = ".doctrees"
+INPUTS_MAX_CHARS = 128
+"""The longest `inputs` a stamp may hold: it is a SHA-256 hex digest (64 characters)."""
 _ENV_PICKLE = "environment.pickle"
 _SEARCH_INDEX = "searchindex.js"
 _SOURCE_SUFFIXES = (".md", ".rst", ".ipynb")
 
 
+def _relative(path: str) -> str:
+    """A source path as `listing` writes it: relative, `/`-separated, no empty, `.` or `..` part, no NUL."""
+    if "\0" in path or any(part in ("", ".", "..") for part in path.split("/")):
+        raise ValueError(f"not a path inside the source directory: {path!r}")
+    return path
+
+
 class BuildStamp(BaseModel):
-    """The inputs of a build: `inputs` (see `build._inputs`) and `sources` (relative path → size, mtime_ns)."""
+    """The inputs of a build: `inputs` (see `build._inputs`) and `sources` (relative path → size, mtime_ns).
 
-    inputs: str
-    sources: dict[str, tuple[int, int]]
+    Strict: a stamp read back is pruned by (`prune_removed` deletes the outputs of its sources), so a path that
+    could leave the tree, an unknown field or a value of another type makes it invalid (then a clean build).
+    """
 
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-def read_stamp(tree: Path) -> BuildStamp | None:
-    """The stamp of `tree`, or None (none yet, or unreadable: the next build runs Sphinx)."""
-    try:
-        return BuildStamp.model_validate_json((tree / STAMP_FILE).read_bytes())
-    except (OSError, ValidationError):
-        return None
-
-
-def write_stamp(tree: Path, stamp: BuildStamp) -> None:
-    """Record that `tree` was built from `stamp` (the last step before it is published)."""
-    (tree / STAMP_FILE).write_text(stamp.model_dump_json(), encoding="utf-8")
-
-
-def clear_stamp(tree: Path) -> None:
-    """Forget what `tree` was built from, before building into it."""
-    (tree / STAMP_FILE).unlink(missing_ok=True)
+    inputs: str = Field(max_length=INPUTS_MAX_CHARS)
+    sources: dict[Annotated[str, AfterValidator(_relative)], tuple[NonNegativeInt, int]]
 
 
 def _docname(relative: str) -> str | None:
@@ -69,11 +64,12 @@ def changed_documents(previous: BuildStamp | None, stamp: BuildStamp) -> tuple[i
     return len(changed), len(docs)
 
 
-def _env_outputs(tree: Path) -> tuple[set[str], set[str]] | None:
-    """The images (`_images/...`) and downloads (`_downloads/...`) the pages of `tree` use, from Sphinx's
-    environment; None when it cannot be read (then nothing is pruned there)."""
+def _env_outputs(doctrees: Path) -> tuple[set[str], set[str]] | None:
+    """The images (`_images/...`) and downloads (`_downloads/...`) the pages use, from the environment Sphinx
+    has just written into `doctrees` (in this build, after the state it started from was checked: see
+    `site.state`); None when it cannot be read (then nothing is pruned there)."""
     try:
-        with (tree / _DOCTREES / _ENV_PICKLE).open("rb") as handle:
+        with (doctrees / _ENV_PICKLE).open("rb") as handle:
             env: Any = pickle.load(handle)
         images = {f"_images/{unique}" for _, unique in env.images.values()}
         downloads = {f"_downloads/{Path(dest).as_posix()}" for _, dest in env.dlfiles.values()}
@@ -100,17 +96,18 @@ def _drop_empty_terms(tree: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def prune_removed(tree: Path, before: Listing, after: Listing) -> None:
-    """Remove from `tree` what Sphinx leaves of documents that are gone: the outputs of sources in `before` but
-    not `after` (page, `_sources` copy, doctree), images and downloads no page uses, and search words."""
+def prune_removed(tree: Path, doctrees: Path, before: Listing, after: Listing) -> None:
+    """Remove what Sphinx leaves of documents that are gone: the outputs of sources in `before` but not `after`
+    (page and `_sources` copy in `tree`, doctree in `doctrees`), images and downloads no page uses, and search
+    words."""
     _drop_empty_terms(tree)
     for relative in before.keys() - after.keys():
         docname = _docname(relative)
         if docname is None:
             continue
-        for output in (f"{docname}.html", f"_sources/{relative}.txt", f"{_DOCTREES}/{docname}.doctree"):
-            (tree / output).unlink(missing_ok=True)
-    used = _env_outputs(tree)
+        for output in (tree / f"{docname}.html", tree / f"_sources/{relative}.txt", doctrees / f"{docname}.doctree"):
+            output.unlink(missing_ok=True)
+    used = _env_outputs(doctrees)
     if used is None:
         return
     images, downloads = used

@@ -4,7 +4,9 @@
 brings the *other* tree up to date with the published one (copying only the files that differ: the
 previous build's changes), runs Sphinx in it incrementally, and then points the link at it with one
 `rename` — atomic, so a reader (or a SIGKILL at any point) sees the old site or the new one, whole.
-The published tree is never written while it is published.
+The published tree is never written while it is published. A tree holds only what is published: Sphinx's
+doctrees and reportgen's stamp live in the site's build state (`site.state`), and those an older reportgen
+left inside a tree (`LEFTOVERS`) are removed, never read.
 """
 
 from __future__ import annotations
@@ -17,11 +19,23 @@ from pathlib import Path
 
 from reportgen.bundle import recover_dir, set_aside
 
-__all__ = ["Listing", "listing", "other_tree", "publish", "published_tree", "sync_tree", "tree_dirs"]
+__all__ = [
+    "LEFTOVERS",
+    "Listing",
+    "listing",
+    "other_tree",
+    "publish",
+    "published_tree",
+    "remove_leftovers",
+    "sync_tree",
+    "tree_dirs",
+]
 
 Listing = dict[str, tuple[int, int]]
 """Relative path → (size, mtime_ns) of every file (or symlink) under a directory."""
 
+LEFTOVERS = (".doctrees", ".reportgen-build.json")
+"""What older builds kept inside a tree: Sphinx's doctrees (pickles) and reportgen's stamp."""
 _TREES = ("a", "b")
 _LINK = "link"
 
@@ -87,6 +101,16 @@ def sync_tree(source: Path, dest: Path) -> None:
     for directory in sorted((p for p in dest.rglob("*") if p.is_dir()), reverse=True):
         if not any(directory.iterdir()):
             directory.rmdir()
+
+
+def remove_leftovers(tree: Path) -> None:
+    """Remove from `tree` the build state an older reportgen kept there (`LEFTOVERS`), links not followed."""
+    for name in LEFTOVERS:
+        path = tree / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def publish(html_dir: Path, tree: Path) -> None:

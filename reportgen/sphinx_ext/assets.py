@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.bundle import RECIPE_FILE, Bundle, read_recipe_text
+from reportgen.escape import path_segment
 from reportgen.render import ChartFiles, draw_charts, redacted
 
 __all__ = ["CACHE_DIR", "CHART_KINDS", "BundleAssets", "ChartKind", "bundle_assets", "source_uri"]
@@ -97,10 +98,11 @@ def bundle_assets(bundle: Bundle, key: str, cache_root: Path) -> BundleAssets:
 
     :param key: identifies the bundle's version (:func:`~reportgen.sphinx_ext.locate.bundle_key`)
     """
-    directory = cache_root / f"{bundle.name}-{key}"
+    name = path_segment(bundle.name)
+    directory = cache_root / f"{name}-{key}"
     if not (directory / _INDEX_FILE).is_file():
         cache_root.mkdir(parents=True, exist_ok=True)
-        tmp = cache_root / f".tmp-{bundle.name}-{secrets.token_hex(4)}"
+        tmp = cache_root / f".tmp-{name}-{secrets.token_hex(4)}"
         tmp.mkdir()
         try:
             _draw(bundle, tmp)

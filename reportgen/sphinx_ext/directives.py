@@ -17,6 +17,7 @@ from sphinx.util.typing import OptionSpec
 
 from reportgen.bundle import Bundle, RunStatus, load_bundle, read_log_tail
 from reportgen.errors import BundleError
+from reportgen.escape import one_line
 from reportgen.render import redacted, redacted_bundle
 from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
@@ -32,6 +33,7 @@ class RenderError(Exception):
     """Why a directive shows a warning box instead of its content."""
 
     def __init__(self, message: str, subtype: str) -> None:
+        message = one_line(message)  # on the page and on the terminal: it quotes the bundle
         super().__init__(message)
         self.message = message
         self.subtype = subtype
@@ -88,7 +90,7 @@ class BundleDirective(SphinxDirective):
     def image(self, path: Path, alt: str) -> nodes.image:
         """An image node of the chart at `path`, with the ``:alt:`` and ``:width:`` options applied."""
         image = nodes.image(
-            self.block_text, uri=self.uri(path), alt=self.options.get("alt", alt), classes=["reportgen-chart"]
+            self.block_text, uri=self.uri(path), alt=self.options.get("alt", one_line(alt)), classes=["reportgen-chart"]
         )
         if "width" in self.options:
             image["width"] = self.options["width"]

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
-from reportgen.bundle import bundle_file, load_bundle, read_log_tail, read_recipe_text
+from reportgen.bundle import (
+    MAX_WALK_DEPTH,
+    bundle_digest,
+    bundle_file,
+    load_bundle,
+    read_log_tail,
+    read_recipe_text,
+    walk_entries,
+)
 from reportgen.errors import BundleError
 from reportgen.pipeline import build
 from tests.data import BUNDLES_DIR
@@ -92,3 +102,80 @@ def test_a_site_from_a_hostile_bundle_holds_nothing_from_outside(tmp_path: Path,
     assert leaked == []
     for name in ("trace.json.gz", "recipe.yaml"):
         assert not (tmp_path / "site" / "reports" / "hostile" / name).exists()
+
+
+def test_a_walk_follows_no_link_and_lists_it(bundle: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (bundle / "sub" / "root").symlink_to("/", target_is_directory=True)
+    (bundle / "modules").symlink_to("/", target_is_directory=True)
+    with caplog.at_level(logging.WARNING):
+        entries = walk_entries(bundle, "test walk")
+        assert walk_entries(bundle / "modules", "test walk") == []
+    assert [relative for relative, _, _ in entries] == ["data.json", "modules", "sub/file.py", "sub/root"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{bundle / 'modules'}: test walk: a symbolic link, not followed"
+    ]
+
+
+def test_modules_linked_to_the_root_cost_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`modules -> /` walked the whole file system (574,836 warnings, 80 s) when the site published the modules
+    archive and hashed the bundle."""
+    from reportgen.render.downloads import _module_files
+
+    results = tmp_path / "results"
+    bundle = results / "hostile"
+    shutil.copytree(BUNDLES_DIR / "fused_add_mul", bundle)
+    shutil.rmtree(bundle / "modules", ignore_errors=True)
+    (bundle / "modules").symlink_to("/", target_is_directory=True)
+    started = time.perf_counter()
+    with caplog.at_level(logging.WARNING):
+        assert _module_files(bundle) == []
+        bundle_digest(bundle)
+    assert time.perf_counter() - started < 5
+    assert len(caplog.records) == 1
+
+
+def test_a_walk_is_bounded_in_depth_and_count(
+    bundle: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = bundle / "deep"
+    for level in range(MAX_WALK_DEPTH + 3):
+        deep = deep / f"d{level}"
+        deep.mkdir(parents=True)
+        (deep / "f.txt").write_text("x")
+    with caplog.at_level(logging.WARNING):
+        entries = [relative for relative, _, _ in walk_entries(bundle, "test walk")]
+    files = [r for r in entries if r.startswith("deep/")]
+    assert len(files) == MAX_WALK_DEPTH - 1  # deep/ is level 1, its files are within the bound to level 8
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "test walk cut short" in warning and f"deeper than {MAX_WALK_DEPTH} levels" in warning
+    caplog.clear()
+    monkeypatch.setattr("reportgen.bundle.confine.MAX_WALK_ENTRIES", 40)
+    for n in range(100):
+        (bundle / f"many-{n}").write_text("x")
+    with caplog.at_level(logging.WARNING):
+        entries = [relative for relative, _, _ in walk_entries(bundle, "test walk")]
+    assert len(entries) <= 40
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "over 40 entries" in warning
+
+
+def test_a_site_of_several_hostile_results_directories_holds_nothing_from_outside(
+    tmp_path: Path, outside: Path
+) -> None:
+    """A bundle directory linked to an outside bundle, a linked `.history`, and a hard link that the merge of
+    several results directories would launder: the site publishes none of them."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(BUNDLES_DIR / "fused_add_mul", elsewhere / "secret")
+    (elsewhere / "secret" / "recipe.yaml").write_bytes(b"# " + SECRET + b"\n")
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(BUNDLES_DIR / "fused_add_mul", a / "fused_add_mul")
+    (a / "secret").symlink_to(elsewhere / "secret", target_is_directory=True)
+    (a / ".history").symlink_to(elsewhere, target_is_directory=True)
+    shutil.copytree(BUNDLES_DIR / "fused_add_mul", b / "other")
+    (b / "other" / "run.log").unlink(missing_ok=True)
+    os.link(outside, b / "other" / "run.log")
+    html = build([a, b], tmp_path / "site")
+    assert (html / "reports" / "fused_add_mul" / "index.html").is_file()
+    leaked = [p for p in (tmp_path / "site").rglob("*") if p.is_file() and SECRET in p.read_bytes()]
+    assert leaked == []
+    assert not (html / "reports" / "secret").exists()

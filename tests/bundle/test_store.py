@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import (
+    DAMAGED_DIR,
     HISTORY_DIR,
     MANIFEST_FILE,
     Manifest,
@@ -102,7 +105,7 @@ def test_replace_dir_returns_populate_result(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "a.txt").read_text() == "abc"
 
 
-@pytest.mark.parametrize("name", ["", ".hidden", "a/b"])
+@pytest.mark.parametrize("name", ["", ".hidden", "a/b", "..", "index.md", 'a"b', "a b", "/abs"])
 def test_write_bundle_refuses_bad_names(tmp_path: Path, name: str) -> None:
     with pytest.raises(BundleError, match="invalid bundle name"):
         write_bundle(tmp_path, name, lambda tmp: pytest.fail("populate called"))
@@ -180,3 +183,50 @@ def test_read_log_tail(tmp_path: Path, make_bundle: MakeBundle) -> None:
     assert tail == "log line 97\nlog line 98\nlog line 99"
     assert read_log_tail(bundle_dir, "../../etc/passwd") is None
     assert read_log_tail(bundle_dir, "missing.log") is None
+
+
+def test_a_bundle_directory_that_is_a_link_to_an_outside_one_is_skipped(
+    tmp_path: Path, make_bundle: MakeBundle, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = make_bundle(tmp_path / "elsewhere", "secret")
+    results = tmp_path / "results"
+    make_bundle(results, "quickstart")
+    (results / "secret").symlink_to(outside, target_is_directory=True)
+    with caplog.at_level(logging.WARNING):
+        assert [p.name for p in iter_bundles(results)] == ["quickstart"]
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert str(results) in warning and "'secret'" in warning and "symbolic link" in warning
+
+
+def test_a_manifest_that_is_a_link_or_a_fifo_makes_no_bundle(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    outside = make_bundle(tmp_path / "elsewhere", "secret")
+    for name in ("linked", "fifo"):
+        (tmp_path / "results" / name).mkdir(parents=True)
+    (tmp_path / "results" / "linked" / MANIFEST_FILE).symlink_to(outside / MANIFEST_FILE)
+    os.mkfifo(tmp_path / "results" / "fifo" / MANIFEST_FILE)
+    assert list(iter_bundles(tmp_path / "results")) == []
+
+
+@pytest.mark.parametrize("manifest", [None, b"{not json", b"[]"])
+def test_a_damaged_bundle_directory_is_moved_aside_not_deleted(
+    tmp_path: Path, make_bundle: MakeBundle, caplog: pytest.LogCaptureFixture, manifest: bytes | None
+) -> None:
+    """A new run of the recipe replaces the directory; the user's files in it are kept, and one warning says
+    where."""
+    damaged = tmp_path / "mixnet"
+    damaged.mkdir()
+    (damaged / "my-notes.txt").write_text("the user's own notes")
+    if manifest is not None:
+        (damaged / MANIFEST_FILE).write_bytes(manifest)
+    with caplog.at_level(logging.WARNING):
+        make_bundle(tmp_path, "mixnet")
+    [aside] = (tmp_path / DAMAGED_DIR).iterdir()
+    assert aside.name.startswith("mixnet-") and (aside / "my-notes.txt").read_text() == "the user's own notes"
+    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert str(aside) in warning and "moved aside" in warning
+    assert read_manifest(tmp_path / "mixnet").name == "mixnet"
+    assert not (tmp_path / HISTORY_DIR).exists()
+    (tmp_path / "mixnet" / "other.txt").write_text("more")
+    (tmp_path / "mixnet" / MANIFEST_FILE).write_bytes(b"")
+    make_bundle(tmp_path, "mixnet")  # most likely within the same second: a second place, not a merge
+    assert len(list((tmp_path / DAMAGED_DIR).iterdir())) == 2

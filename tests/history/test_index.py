@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -162,3 +163,66 @@ def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
     index = (reports / "index.md").read_text()
     assert "(<quickstart/quickstart-spark.png>)](<quickstart/history.md>)" in index
     assert "[compiled +12.5 %, " in index and kept not in index
+
+
+SECRET = "outside-secret-a41c77"
+
+
+def _plant(results: Path, key: str, path: str, name: str | None = None) -> None:
+    """Change the record of run `key` in the index file as a shipped index may hold it: its stamp unchanged."""
+    db = sqlite3.connect(results / HISTORY_INDEX_FILE)
+    with db:
+        [record] = db.execute("SELECT record FROM runs WHERE path = ?", (key,)).fetchone()
+        data = json.loads(record)
+        data["path"] = path
+        if name is not None:
+            data["name"] = name
+            db.execute("UPDATE runs SET name = ? WHERE path = ?", (name, key))
+        db.execute("UPDATE runs SET record = ? WHERE path = ?", (json.dumps(data), key))
+        fake = {**data, "path": "../../elsewhere/secret", "name": "quickstart"}
+        db.execute(
+            "INSERT INTO runs VALUES (?, 1, 1, 0, 'quickstart', 'quickstart', '2026-11-03', NULL, NULL, ?)",
+            ("../../elsewhere/secret", json.dumps(fake)),
+        )
+    db.close()
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_a_path_stored_in_a_shipped_index_is_never_followed(tmp_path: Path, where: str) -> None:
+    """A results directory shipped with its index, whose kept run's record points outside it (its stamp matches,
+    so the row looks unchanged): the kept run published is the one walked, never the outside bundle."""
+    from reportgen.pipeline import kept_runs
+    from reportgen.render import render_site_pages
+
+    outside = _run(tmp_path / "elsewhere", "secret", "2026-11-01T09:00:00Z")
+    (outside / "recipe.yaml").write_text(f"# {SECRET}\n")
+    (outside / "run.log").write_text(SECRET)
+    results = tmp_path / "results"
+    _run(results, "quickstart", "2026-11-01T10:00:00Z")
+    _run(results, "quickstart", "2026-11-02T10:00:00Z")
+    [kept] = (results / HISTORY_DIR / "quickstart").iterdir()
+    key = f"{HISTORY_DIR}/quickstart/{kept.name}"
+    kept_runs(results)  # writes the index file
+    _plant(results, key, "../elsewhere/secret" if where == "relative" else str(outside))
+    history = kept_runs(results)
+    assert [run.path for run in history["quickstart"]] == [key, "quickstart"]
+    render_site_pages(results, tmp_path / "reports", history)
+    leaked = [p for p in (tmp_path / "reports").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaked == []
+    with HistoryIndex(results) as index:  # not brought up to date: still only what the walk finds
+        assert {(r.path, r.name) for r in index.runs()} == {(key, "quickstart"), ("quickstart", "quickstart")}
+
+
+def test_a_run_name_stored_in_a_shipped_index_is_not_trusted(tmp_path: Path) -> None:
+    """A record's name becomes a page directory (`<name>~<run id>`): the name is the walked directory's."""
+    from reportgen.pipeline import kept_runs
+
+    results = tmp_path / "results"
+    _run(results, "quickstart", "2026-11-01T10:00:00Z")
+    _run(results, "quickstart", "2026-11-02T10:00:00Z")
+    [kept] = (results / HISTORY_DIR / "quickstart").iterdir()
+    key = f"{HISTORY_DIR}/quickstart/{kept.name}"
+    kept_runs(results)
+    _plant(results, key, key, name="../../x")
+    history = kept_runs(results)
+    assert list(history) == ["quickstart"] and {r.name for r in history["quickstart"]} == {"quickstart"}

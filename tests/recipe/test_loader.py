@@ -96,7 +96,7 @@ LOCATED_ERRORS = [
         ":8:7: unknown key 'shpe' in inputs.tensors[0]; expected one of: shape, dtype, requires_grad, high",
         id="unknown-key-in-list-item",
     ),
-    pytest.param(_with("models:TinyMLP", "5"), ":3:8: model.ref: expected a string, got integer 5", id="wrong-type"),
+    pytest.param(_with("models:TinyMLP", "[5]"), ":3:8: model.ref: expected a string, got a list", id="wrong-type"),
     pytest.param(
         GOOD + "task: training\n", ":8:7: task: expected one of 'train', 'infer', got 'training'", id="bad-enum"
     ),
@@ -201,7 +201,7 @@ LOCATED_ERRORS = [
     ),
     pytest.param(
         GOOD + "env:\n  TORCH_LOGS:\n    level: 1\n",
-        ":10:5: env: env var TORCH_LOGS must be a string or number, not a mapping",
+        ":10:5: env: env var TORCH_LOGS must be a string, not a mapping",
         id="env-var-value-mapping",
     ),
     pytest.param(

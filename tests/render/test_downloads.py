@@ -103,3 +103,33 @@ def test_downloads_section_builds(tmp_path: Path, make_bundle: MakeBundle) -> No
 
 def _download_links(html: str) -> list[str]:
     return re.findall(r'<a class="reference download internal" download="" href="([^"]+)"', html)
+
+
+GHP = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_the_published_trace_has_its_credentials_redacted(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A `record_function("token=ghp_…")` span and a URL password in an arg of a bundle made elsewhere."""
+    bundle_dir = make_bundle(tmp_path / "results", "mixnet")
+    events = [
+        {"name": f"token={GHP}", "cat": "user_annotation", "ph": "X", "ts": 0, "dur": 10},
+        {"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "args": {"url": "https://u:hunter22@h/x"}},
+    ]
+    (bundle_dir / "trace.json.gz").write_bytes(gzip.compress(json.dumps({"traceEvents": events}).encode()))
+    page_dir = tmp_path / "page"
+    page_dir.mkdir()
+    write_downloads(load_bundle(bundle_dir), page_dir, None)
+    published = gzip.decompress((page_dir / "trace.json.gz").read_bytes())
+    assert GHP.encode() not in published and b"hunter22" not in published
+    assert json.loads(published)["traceEvents"][0]["name"] == "token=[redacted]"
+
+
+def test_a_trace_past_the_bounds_is_not_published(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    bundle_dir = make_bundle(tmp_path / "results", "mixnet")
+    bomb = b'{"traceEvents": [' + b" " * (40 << 20) + b"]}"  # 40 MiB without a string: ~40 KB gzipped
+    (bundle_dir / "trace.json.gz").write_bytes(gzip.compress(bomb, compresslevel=1))
+    page_dir = tmp_path / "page"
+    page_dir.mkdir()
+    downloads = write_downloads(load_bundle(bundle_dir), page_dir, None)
+    assert "trace.json.gz" not in [d.file for d in downloads]
+    assert not (page_dir / "trace.json.gz").exists()

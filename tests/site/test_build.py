@@ -14,6 +14,7 @@ from reportgen.errors import SiteError
 from reportgen.pipeline import build as build_site
 from reportgen.site import build as site
 from reportgen.site.stamp import BuildStamp, changed_documents
+from reportgen.site.trees import LEFTOVERS
 
 MakeBundle = Callable[..., Path]
 
@@ -65,15 +66,15 @@ def test_build_site_failure_raises_site_error(tmp_path: Path) -> None:
 # --- incremental builds ----------------------------------------------------------------------------
 
 GPU_BUNDLE = Path(__file__).resolve().parents[1] / "data" / "bundles" / "fused_add_mul"
-NOT_SITE = (".doctrees/", ".reportgen-build.json")
-"""What a file-for-file comparison of two builds leaves out: Sphinx's pickled environment and doctrees (its
-cache: they hold build times and absolute paths) and reportgen's stamp (the sources' mtimes)."""
 
 
 def _site(html: Path) -> dict[str, bytes]:
+    """Every file of the published tree: Sphinx's doctrees and reportgen's stamp are kept outside it (`site.state`)."""
     root = html.resolve()
     files = (p for p in sorted(root.rglob("*")) if p.is_file())
-    return {rel: p.read_bytes() for p in files if not (rel := p.relative_to(root).as_posix()).startswith(NOT_SITE)}
+    site = {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
+    assert not [name for name in site if name.startswith(LEFTOVERS)]
+    return site
 
 
 def _mtimes(html: Path) -> dict[str, int]:
@@ -169,4 +170,4 @@ def test_a_site_built_before_the_trees_becomes_a_link(tmp_path: Path, make_bundl
     build_site(results, source)
     assert html.is_symlink()
     assert 'href="beta/index.html"' in (html / "reports" / "index.html").read_text()
-    assert sorted(p.name for p in html.parent.iterdir()) == [".html-a", "html"]  # the plain directory is gone
+    assert sorted(p.name for p in html.parent.iterdir()) == [".html-a", ".html-state", "html"]  # the plain one is gone
