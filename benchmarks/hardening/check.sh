@@ -8,12 +8,13 @@ alive() { local f=$1; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && echo "
 for side in old new; do
   if [ $side = old ]; then code=$here/.base; else code=$here; fi
   export PYTHONPATH=/tmp/site:$code
-  echo "=== $side: $(cd $code && python3 -c 'import reportgen,sys; print(reportgen.__file__)')"
+  cd $code  # `python -m` puts the working directory first on sys.path
+  echo "=== $side: $(python3 -c 'import reportgen,sys; print(reportgen.__file__)')"
   rm -f /tmp/hostile-orphan.pid /tmp/hang-orphan.pid
-  /usr/bin/time -f "$side transformer wall %e s maxrss %M KB" python3 -m reportgen run recipes/transformer.yaml -o /tmp/r-$side 2>&1 | tail -3
-  /usr/bin/time -f "$side hostile wall %e s" python3 -m reportgen run benchmarks/hardening/hostile.yaml -o /tmp/r-$side 2>&1 | tail -2
+  /usr/bin/time -f "$side transformer wall %e s maxrss %M KB" python3 -m reportgen run $here/recipes/transformer.yaml -o /tmp/r-$side 2>&1 | tail -3
+  /usr/bin/time -f "$side hostile wall %e s" python3 -m reportgen run $here/benchmarks/hardening/hostile.yaml -o /tmp/r-$side 2>&1 | tail -2
   sleep 2; echo "$side orphan after a normal run: $(alive /tmp/hostile-orphan.pid)"
-  python3 -m reportgen run benchmarks/hardening/hang.yaml -o /tmp/r-$side --timeout 25 2>&1 | tail -2
+  python3 -m reportgen run $here/benchmarks/hardening/hang.yaml -o /tmp/r-$side --timeout 25 2>&1 | tail -2
   sleep 2; echo "$side orphan after a timeout: $(alive /tmp/hang-orphan.pid)"
   for f in /tmp/hostile-orphan.pid /tmp/hang-orphan.pid; do [ -f $f ] && kill -9 "$(cat $f)" 2>/dev/null; done
   echo "$side trace: ghp_ occurrences $(zcat /tmp/r-$side/hostile/trace.json.gz | grep -o 'ghp_[A-Za-z0-9]*' | wc -l), redacted $(zcat /tmp/r-$side/hostile/trace.json.gz | grep -o 'redacted' | wc -l)"
@@ -31,7 +32,8 @@ k = a["kernels"]
 print(side, "kernels", len(k["kernels"]), "kernel time per profiled window us %.1f" % k["total_us"])
 for g in a["graphs"]:
     print(side, "graph", g["label"], "calls", g["calls"], "kernel_time_us %.1f" % g["kernel_time_us"],
-          "busy_union %.1f%%" % g["busy_union_percent"], "kernels", len(g["kernels"]))
+          "busy_union %s%%" % g["busy_union_percent"], "kernels", len(g["kernels"]))
 PY
+  cd $here
 done
 cd /tmp && tar czf $OUT/bundles.tgz r-new/transformer r-new/hostile r-old/hostile 2>/dev/null; ls -la $OUT

@@ -116,7 +116,9 @@ def _remove(data: Any, path: Path) -> bool:
     return True
 
 
-def validate_numbers(model: type[_ModelT], data: Any, numbers: list[Path]) -> _ModelT:
+def validate_numbers(
+    model: type[_ModelT], data: Any, numbers: list[Path], context: dict[str, Any] | None = None
+) -> _ModelT:
     """`model` from `data` whose `numbers` were nulled: a null where the model takes one stays (shown as "—");
     elsewhere its entry is removed (a default applies, a list loses that element), then, while the model still
     refuses it, the entry holding it, and so on up.
@@ -126,7 +128,7 @@ def validate_numbers(model: type[_ModelT], data: Any, numbers: list[Path]) -> _M
     tainted = set(numbers)
     for _ in range(_MAX_ROUNDS):
         try:
-            return model.model_validate(data)
+            return model.model_validate(data, context=context)
         except ValidationError as exc:
             if not tainted:
                 raise
@@ -145,4 +147,4 @@ def validate_numbers(model: type[_ModelT], data: Any, numbers: list[Path]) -> _M
                     removed = True
             if not removed:
                 raise
-    return model.model_validate(data)
+    return model.model_validate(data, context=context)

@@ -43,7 +43,7 @@ from reportgen.bundle.layout import (
 from reportgen.bundle.manifest import Manifest
 from reportgen.bundle.names import name_problem
 from reportgen.errors import BundleError, ReportgenError, os_failure
-from reportgen.recipe import MAX_RECIPE_BYTES
+from reportgen.recipe import MAX_RECIPE_BYTES, STORED_CONTEXT
 
 __all__ = [
     "Bundle",
@@ -257,7 +257,7 @@ def _read_model(bundle_dir: Path, relative: str, model: type[_ModelT]) -> _Model
         raise BundleError(f"{path.name} not read: {exc}", path=path, hint=hint) from None
     _warn_bounded(path, bounded)
     try:
-        return validate_numbers(model, data, bounded.numbers)
+        return validate_numbers(model, data, bounded.numbers, STORED_CONTEXT)
     except ValidationError as exc:
         raise BundleError(f"invalid {path.name}: {_validation_message(exc)}", path=path, hint=hint) from None
 

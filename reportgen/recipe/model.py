@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from reportgen.recipe.checks import env_values, printable
 from reportgen.recipe.env_policy import EntryError, loader_variable
@@ -20,6 +20,7 @@ __all__ = [
     "MAX_BATCH_SIZE",
     "MAX_TIMEOUT_S",
     "RECIPE_FORMAT",
+    "STORED_CONTEXT",
     "CompileOptions",
     "CpuOverrides",
     "InputSpec",
@@ -295,7 +296,9 @@ class Recipe(_Strict):
 
     @field_validator("allow_env")
     @classmethod
-    def _only_loader_variables(cls, value: list[str]) -> list[str]:
+    def _only_loader_variables(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if _stored(info):
+            return value
         for index, name in enumerate(value):
             if loader_variable(name) is None:
                 raise EntryError(
@@ -307,7 +310,9 @@ class Recipe(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _loader_variables_opted_in(self) -> Recipe:
+    def _loader_variables_opted_in(self, info: ValidationInfo) -> Recipe:
+        if _stored(info):
+            return self
         envs: list[tuple[tuple[str | int, ...], dict[str, str]]] = [(("env",), self.env)]
         envs += [(("variants", i, "env"), v.env) for i, v in enumerate(self.variants)]
         for where, env in envs:
@@ -323,13 +328,13 @@ class Recipe(_Strict):
 
     @field_validator("title")
     @classmethod
-    def _printable_title(cls, value: str | None) -> str | None:
-        return None if value is None else printable(value, lines=False)
+    def _printable_title(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return value if value is None or _stored(info) else printable(value, lines=False)
 
     @field_validator("description")
     @classmethod
-    def _printable_description(cls, value: str) -> str:
-        return printable(value, lines=True)
+    def _printable_description(cls, value: str, info: ValidationInfo) -> str:
+        return value if _stored(info) else printable(value, lines=True)
 
     @field_validator("name")
     @classmethod
@@ -377,3 +382,15 @@ class Recipe(_Strict):
         if self.cpu.batch_size is not None:
             update["inputs"] = self.inputs.model_copy(update={"batch_size": self.cpu.batch_size})
         return self.model_copy(update=update) if update else self
+
+
+STORED_CONTEXT: dict[str, bool] = {"stored_recipe": True}
+"""Validation context of a recipe read back from a bundle (`Manifest.recipe`): the policy a recipe must meet to
+*run* (loader variables opted in, printable title and description) was applied when it ran, possibly by an older
+reportgen; a stored recipe is data, escaped wherever it is shown, so a later, stricter policy never makes an
+earlier run unreadable. `reportgen reproduce` loads the bundle's recipe.yaml again, under the whole policy."""
+
+
+def _stored(info: ValidationInfo) -> bool:
+    """Whether this recipe is read back from a bundle (`STORED_CONTEXT`)."""
+    return isinstance(info.context, dict) and bool(info.context.get("stored_recipe"))

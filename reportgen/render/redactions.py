@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from reportgen.bundle import Bundle, Manifest
 from reportgen.credentials import redact, redact_env, redact_env_yaml
+from reportgen.recipe import STORED_CONTEXT
 from reportgen.render.markup import escape_md
 
 __all__ = ["redacted", "redacted_bundle", "redactions_section"]
@@ -35,12 +36,12 @@ def _without_env_secrets(manifest: Manifest) -> Manifest:
         if holder.get("env"):
             holder["env"] = redact_env(holder["env"])
     try:
-        return Manifest.model_validate(data)
+        return Manifest.model_validate(data, context=STORED_CONTEXT)
     except ValidationError:  # a value the recipe's env policy refuses: the entries are left out
         for holder in (data["recipe"], *data["recipe"]["variants"], data["environment"] or {}):
             if holder.get("env"):
                 holder["env"] = {k: v for k, v in holder["env"].items() if v != redact_env({k: v})[k]}
-        return Manifest.model_validate(data)
+        return Manifest.model_validate(data, context=STORED_CONTEXT)
 
 
 def redacted_bundle(bundle: Bundle) -> Bundle:
@@ -52,7 +53,7 @@ def redacted_bundle(bundle: Bundle) -> Bundle:
     if not found:
         return bundle
     try:
-        manifest = Manifest.model_validate_json(clean)
+        manifest = Manifest.model_validate_json(clean, context=STORED_CONTEXT)
     except ValidationError:  # a credential-shaped name: keep the names, redact what pages show as text
         logger.warning("%s: credentials in names; only the error text is redacted", bundle.name)
         manifest = bundle.manifest.model_copy(update={"error": redacted(bundle.manifest.error)})

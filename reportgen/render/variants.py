@@ -143,7 +143,7 @@ def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
         f"slower than {base_name}'s only where the two intervals do not overlap, otherwise within noise.",
         list_table(header, [_row(b, base) for b in siblings]),
     ]
-    if bundle is not base:
+    if bundle.name != base.name:  # by name: the page's bundle may be a redacted copy of its sibling's
         parts.append(_diff_section(base, bundle))
     else:
         parts.extend(_diff_section(base, other) for other in siblings[1:])

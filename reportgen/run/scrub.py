@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets as _secrets
 import zlib
 from collections import Counter
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from reportgen.bundle import (
     is_plain_file,
     open_plain,
     walk_entries,
+    write_if_changed,
 )
 from reportgen.credentials import ENV_VALUE, REDACTED, redact, redact_env, redact_env_yaml, secret_parts
 from reportgen.formats import TraceTooLargeError, rewrite_trace
@@ -91,13 +91,7 @@ class Scrubber:
         text = raw.decode("utf-8", errors="replace")
         scrubbed = self.scrub(text, where or path.name)
         if scrubbed != text:
-            tmp = path.with_name(f".{path.name}-{_secrets.token_hex(4)}.tmp")
-            try:
-                tmp.write_text(scrubbed, encoding="utf-8")
-                tmp.replace(path)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
+            write_if_changed(path, scrubbed.encode("utf-8"))
 
     def scrub_modules(self, bundle: Path) -> None:
         """Scrub every plain file under the bundle's `modules/` (compiled modules, copied sources); the walk
@@ -160,13 +154,7 @@ class Scrubber:
         except (EOFError, zlib.error, OSError):  # a damaged trace: its analysis says so
             return
         if data is not None:
-            tmp = path.with_name(f".{path.name}-{_secrets.token_hex(4)}.tmp")
-            try:
-                tmp.write_bytes(data)
-                tmp.replace(path)
-            except BaseException:
-                tmp.unlink(missing_ok=True)
-                raise
+            write_if_changed(path, data)
 
     def _scrub_value(self, value: object) -> object:
         if isinstance(value, str):

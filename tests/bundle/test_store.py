@@ -230,3 +230,23 @@ def test_a_damaged_bundle_directory_is_moved_aside_not_deleted(
     (tmp_path / "mixnet" / MANIFEST_FILE).write_bytes(b"")
     make_bundle(tmp_path, "mixnet")  # most likely within the same second: a second place, not a merge
     assert len(list((tmp_path / DAMAGED_DIR).iterdir())) == 2
+
+
+def test_a_stored_recipe_is_read_under_the_policy_it_ran_with(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """An earlier run whose recipe set a variable a later policy gates (`CXX`), or whose title holds a control
+    character, stays readable: the run policy applies to recipes that run, not to kept results (they are escaped
+    wherever shown)."""
+    bundle_dir = make_bundle(tmp_path, "mixnet", title="Mixnet")
+    data = json.loads((bundle_dir / MANIFEST_FILE).read_text())
+    data["recipe"]["env"] = {"CXX": "/usr/bin/g++", "TORCH_COMPILE_DEBUG_DIR": "/tmp/x"}
+    data["recipe"]["title"] = "Mixnet \x1b[31m"
+    (bundle_dir / MANIFEST_FILE).write_text(json.dumps(data))
+    manifest = read_manifest(bundle_dir)
+    assert manifest.recipe.env["CXX"] == "/usr/bin/g++"
+    assert manifest.recipe.title == "Mixnet \x1b[31m"
+    from reportgen.recipe import Recipe
+
+    with pytest.raises(ValueError, match="control character"):  # the same recipe, to run: refused
+        Recipe.model_validate(data["recipe"])
+    with pytest.raises(ValueError, match="allow_env"):
+        Recipe.model_validate({**data["recipe"], "title": "Mixnet"})

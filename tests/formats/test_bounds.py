@@ -75,7 +75,9 @@ def test_a_bomb_of_zeros_costs_bounded_memory(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     message, peak_mib = done.stdout.strip().splitlines()
     assert message.startswith("invalid JSON")
-    assert int(peak_mib) < 400, f"peak RSS {peak_mib} MiB"
+    # Before the bounds: 2,210 MiB (the whole text inflated for the error message). Now 238 MiB alone on a 2-core
+    # VM, once 615 MiB inside the full suite; 1 GiB keeps the margin to both.
+    assert int(peak_mib) < 1024, f"peak RSS {peak_mib} MiB"
 
 
 def test_the_text_bound_is_applied_as_it_inflates(tmp_path: Path) -> None:

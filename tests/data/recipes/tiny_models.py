@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -136,6 +137,19 @@ class WorkerKiller(nn.Module):
                 file.write("attempt\n")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(_launcher_pid(), signal.SIGKILL)
         time.sleep(60)  # the child follows its parent (the run's parent watch)
         return x
+
+
+def _launcher_pid() -> int:
+    """The process that launched this run: the parent, or the grandparent when the parent is the run's
+    supervisor (`reportgen/run/reaper.py`, which ends the run's tree once its own parent is gone)."""
+    parent = os.getppid()
+    cmdline = Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0")
+    if not any(part.endswith(b"reaper.py") for part in cmdline):
+        return parent
+    for line in Path(f"/proc/{parent}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    return parent
