@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 import nbformat
@@ -44,7 +43,6 @@ from reportgen.bundle import (
     write_if_changed,
 )
 from reportgen.errors import ReportgenError
-from reportgen.recipe import Recipe, find_local_modules
 from reportgen.render.index import BrokenBundle, IndexEntry, index_page
 from reportgen.render.markup import page_name
 from reportgen.render.report import SPEEDUPS_PNG, RenderedReport, draw_speedups, render_report
@@ -68,8 +66,6 @@ class _Record(BaseModel):
     content: str
     key: str = ""
     group: str | None = None
-    recipe: dict[str, Any] | None = None
-    recipe_path: str | None = None
     files: list[str] = []
     row: list[str] | None = None
     speedup: float | None = None
@@ -112,8 +108,6 @@ def _describe(bundle_dir: Path, digest: BundleDigest) -> _Record:
     except ReportgenError:
         return record  # render_report says why
     record.group = manifest.recipe.name if manifest.variant is not None else None
-    record.recipe = manifest.recipe.model_dump(mode="json")
-    record.recipe_path = manifest.recipe_path
     return record
 
 
@@ -160,18 +154,6 @@ def _bundle_dirs(
     return {**latest, **kept}, names
 
 
-def _modules_digest(record: _Record) -> str:
-    """The recipe's local modules that the reproducer notebook copies (they live outside the bundle)."""
-    if record.recipe is None or record.recipe_path is None:
-        return ""
-    try:
-        modules = find_local_modules(Recipe.model_validate(record.recipe), record.recipe_path)
-    except (ValidationError, OSError):
-        return ""
-    parts = [str(modules.recipe_dir), *(f"{m.path}\0{m.source}" for m in modules.found), *modules.missing]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-
 def _siblings(records: dict[str, _Record]) -> dict[str, list[str]]:
     """For each bundle of a recipe variant, the bundles of all variants of its recipe (itself included)."""
     groups: dict[str, list[str]] = {}
@@ -182,7 +164,7 @@ def _siblings(records: dict[str, _Record]) -> dict[str, list[str]]:
 
 
 def _render_key(name: str, records: dict[str, _Record], siblings: list[str], runs: Sequence[RunRecord]) -> str:
-    parts = [renderer_version(), name, records[name].content, _modules_digest(records[name])]
+    parts = [renderer_version(), name, records[name].content]
     parts += [run.model_dump_json() for run in runs] if len(runs) >= 2 else []
     parts += [f"{sibling}:{records[sibling].content}" for sibling in siblings]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -58,4 +58,6 @@ def test_a_site_from_hostile_values_builds_and_publishes_none_of_them(tmp_path: 
     published = [p for p in html.resolve().rglob("*") if p.is_file() and ".doctrees" not in p.parts]
     leaks = [p for p in published if SECRET.encode() in p.read_bytes()]
     assert not leaks, f"{SECRET!r} published in {leaks}"
+    written = [p for p in (tmp_path / "site").rglob("*") if p.is_file() and not p.is_symlink()]  # pages, caches
+    assert not [p for p in written if SECRET.encode() in p.read_bytes()], "the site's own files keep the secret"
     assert (html / "reports" / "secret" / "index.html").is_file()
