@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of issue 26 (hardening): old code (.base/, the commit before) against this tree, on one GPU.
-# Usage on the device: bash benchmarks/hardening/check.sh  (wheels installed to /tmp/site first; $OUT set)
+# Prepare here: mkdir .base && git archive <old commit> reportgen | tar -x -C .base  (.base/ is git-ignored locally:
+# echo /.base/ >> .git/info/exclude), then on the device, with reportgen's dependencies installed to /tmp/site:
+#   bash benchmarks/hardening/check.sh   (writes $OUT/bundles.tgz: both sides' hostile bundles, the new transformer)
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 here=$PWD

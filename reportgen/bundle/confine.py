@@ -24,11 +24,13 @@ from reportgen.errors import BundleError
 
 __all__ = [
     "MAX_JSON_BYTES",
+    "MAX_MODULES_BYTES",
     "MAX_MODULE_BYTES",
     "MAX_TRACE_BYTES",
     "MAX_WALK_DEPTH",
     "MAX_WALK_ENTRIES",
     "Entry",
+    "ReadBudget",
     "bundle_file",
     "is_plain_file",
     "open_plain",
@@ -42,6 +44,10 @@ MAX_JSON_BYTES = 32 << 20
 parsed and validated whole, so a 300 MB file would cost minutes and gigabytes."""
 MAX_MODULE_BYTES = 16 << 20
 """A compiled wrapper or kernel module (each may become a source page): a training wrapper is ~3 MB."""
+MAX_MODULES_BYTES = 256 << 20
+"""The compiled modules one bundle may make one reader (its module index, its source pages, its modules archive)
+read in all: mixnet_l training's 521 modules are ~7 MB (36x headroom). Without it, a manifest listing one 16 MiB
+module 250,000 times would cost terabytes of reading."""
 MAX_TRACE_BYTES = 4 << 30
 """A chrome trace file: the bound on its text (`formats.bounds.MAX_INFLATED_BYTES`), which a plain one is."""
 MAX_WALK_DEPTH = 8
@@ -145,3 +151,27 @@ def bundle_file(bundle_dir: Path, relative: str, max_bytes: int = MAX_JSON_BYTES
     if info.st_size > max_bytes:
         raise BundleError(f"{relative}: {info.st_size} bytes, over the {max_bytes}-byte bound", path=path, hint=hint)
     return path
+
+
+class ReadBudget:
+    """Bytes one reader may still read from one bundle's modules (`MAX_MODULES_BYTES`); past it, every further
+    file is refused, with one warning for the bundle."""
+
+    def __init__(self, bundle_dir: Path, what: str, limit: int | None = None) -> None:
+        self.limit = MAX_MODULES_BYTES if limit is None else limit
+        self.bundle_dir, self.what, self.left, self._warned = bundle_dir, what, self.limit, False
+
+    def take(self, size: int) -> bool:
+        """Whether `size` more bytes may be read; counts them when they may."""
+        if size <= self.left:
+            self.left -= size
+            return True
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "%s: %s stops at %d bytes of compiled modules (the bound per bundle); the rest is left out",
+                self.bundle_dir,
+                self.what,
+                self.limit,
+            )
+        return False

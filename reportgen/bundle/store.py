@@ -303,7 +303,7 @@ def read_analysis_error(bundle_dir: Path) -> str | None:
     if os.path.lexists(bundle_dir / ANALYSIS_FILE) or not os.path.lexists(bundle_dir / ANALYSIS_ERROR_FILE):
         return None
     try:
-        path = bundle_file(bundle_dir, ANALYSIS_ERROR_FILE)
+        path = bundle_file(bundle_dir, ANALYSIS_ERROR_FILE, _TAIL_BYTES)
     except BundleError as exc:
         return str(exc)
     return path.read_text(encoding="utf-8", errors="replace").strip() or None

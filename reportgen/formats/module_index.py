@@ -13,6 +13,7 @@ from reportgen.bundle import (
     KernelSource,
     ModuleFile,
     ModuleIndex,
+    ReadBudget,
     bundle_file,
 )
 from reportgen.errors import BundleError
@@ -23,26 +24,34 @@ __all__ = ["kernel_source", "module_index", "read_module"]
 logger = logging.getLogger(__name__)
 
 
-def read_module(bundle_dir: Path, path: str) -> str | None:
-    """The text of a compiled module of the bundle; None (with a warning) when it cannot be read."""
+def read_module(bundle_dir: Path, path: str, budget: ReadBudget | None = None) -> str | None:
+    """The text of a compiled module of the bundle; None (with a warning) when it cannot be read, or when it
+    would pass the reader's `budget` (`bundle.ReadBudget`: the bytes of modules one reader may read)."""
     try:
-        return bundle_file(bundle_dir, path, MAX_MODULE_BYTES).read_text(encoding="utf-8", errors="replace")
+        file = bundle_file(bundle_dir, path, MAX_MODULE_BYTES)
+        if budget is not None and not budget.take(file.stat().st_size):
+            return None
+        return file.read_text(encoding="utf-8", errors="replace")
     except (BundleError, OSError) as exc:
         logger.warning("cannot read compiled module %s: %s", bundle_dir / path, exc)
         return None
 
 
-def kernel_source(bundle_dir: Path, kernel: IndexedKernel, wrapper_source: str) -> str | None:
+def kernel_source(
+    bundle_dir: Path, kernel: IndexedKernel, wrapper_source: str, budget: ReadBudget | None = None
+) -> str | None:
     """A kernel's source: its copied kernel module, else the source embedded in its wrapper."""
     if kernel.module_path is not None:
-        return read_module(bundle_dir, kernel.module_path)
+        return read_module(bundle_dir, kernel.module_path, budget)
     return embedded_source(wrapper_source, kernel.source)
 
 
-def _num_gb(bundle_dir: Path, source: KernelSource, module_path: str | None, wrapper_source: str) -> float | None:
+def _num_gb(
+    bundle_dir: Path, source: KernelSource, module_path: str | None, wrapper_source: str, budget: ReadBudget
+) -> float | None:
     if source.backend != "triton":
         return None
-    text = read_module(bundle_dir, module_path) if module_path else embedded_source(wrapper_source, source)
+    text = read_module(bundle_dir, module_path, budget) if module_path else embedded_source(wrapper_source, source)
     return kernel_num_gb(text) if text else None
 
 
@@ -59,14 +68,15 @@ def module_index(bundle_dir: Path, modules: Sequence[ModuleFile]) -> ModuleIndex
     kernel_files = {PurePosixPath(m.path).name: m.path for m in modules if m.kind == "kernel"}
     graphs: list[GraphModule] = []
     kernels: list[IndexedKernel] = []
+    budget = ReadBudget(bundle_dir, "the module index")
     for graph, wrapper in enumerate(wrappers):
-        source = read_module(bundle_dir, wrapper.path)
+        source = read_module(bundle_dir, wrapper.path, budget)
         if source is None:
             continue
         info = parse_wrapper(source)
         graphs.append(GraphModule(graph=graph, wrapper_path=wrapper.path, info=info))
         for kernel in info.kernels:
             module_path = kernel_files.get(kernel.kernel_path) if kernel.kernel_path else None
-            num_gb = _num_gb(bundle_dir, kernel, module_path, source)
+            num_gb = _num_gb(bundle_dir, kernel, module_path, source, budget)
             kernels.append(IndexedKernel(graph=graph, source=kernel, module_path=module_path, num_gb=num_gb))
     return ModuleIndex(graphs=graphs, kernels=kernels)

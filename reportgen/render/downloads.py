@@ -31,6 +31,7 @@ from reportgen.bundle import (
     RECIPE_FILE,
     TRACE_FILE,
     Bundle,
+    ReadBudget,
     bundle_file,
     walk_entries,
     write_if_changed,
@@ -81,13 +82,18 @@ def _module_files(bundle_dir: Path) -> list[Path]:
     """The bundle's module files that are regular files inside it (links and special files left out; the walk
     follows no link and is bounded: `walk_entries`)."""
     found = []
+    budget = ReadBudget(bundle_dir, "the modules archive")
     for relative, _, info in walk_entries(bundle_dir / MODULES_DIR, "modules archive"):
         if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
             continue
         try:
-            found.append(bundle_file(bundle_dir, f"{MODULES_DIR}/{relative}", MAX_MODULE_BYTES))
+            path = bundle_file(bundle_dir, f"{MODULES_DIR}/{relative}", MAX_MODULE_BYTES)
         except BundleError as exc:
             logger.warning("left out of the modules archive: %s", exc)
+            continue
+        if not budget.take(info.st_size):
+            break
+        found.append(path)
     return found
 
 

@@ -29,6 +29,7 @@ from reportgen.bundle import (
     Capture,
     Comparison,
     GraphModule,
+    ReadBudget,
     RunRecord,
     RunStatus,
     load_bundle,
@@ -162,13 +163,18 @@ def _render_sources(bundle: Bundle, page_dir: Path) -> tuple[SourcePages, list[s
     index = bundle.analysis.sources if bundle.analysis else None
     if index is None:
         return SourcePages(bundle_name=bundle.name, wrappers=(), kernels=frozenset()), []
-    wrappers = {g.graph: text for g in index.graphs if (text := read_module(bundle.path, g.wrapper_path)) is not None}
+    budget = ReadBudget(bundle.path, "the source pages")
+    wrappers = {
+        g.graph: text for g in index.graphs if (text := read_module(bundle.path, g.wrapper_path, budget)) is not None
+    }
     graphs: dict[int, GraphModule] = {g.graph: g for g in index.graphs if g.graph in wrappers}
     ranked = [k.name for k in bundle.analysis.kernels.kernels] if bundle.analysis else None
     written: set[tuple[int, str]] = set()
     files = []
     for kernel in select_kernels(index, ranked):
-        if kernel.graph not in graphs or (source := kernel_source(bundle.path, kernel, wrappers[kernel.graph])) is None:
+        if kernel.graph not in graphs:
+            continue
+        if (source := kernel_source(bundle.path, kernel, wrappers[kernel.graph], budget)) is None:
             continue
         page = kernel_page(kernel, graphs[kernel.graph], source)
         files.append(_write_page(page_dir, kernel_docname(kernel.graph, kernel.name), page))

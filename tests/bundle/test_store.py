@@ -20,6 +20,7 @@ from reportgen.bundle import (
     iter_bundles,
     load_bundle,
     read_analysis,
+    read_analysis_error,
     read_log_tail,
     read_manifest,
     read_recipe_text,
@@ -250,3 +251,14 @@ def test_a_stored_recipe_is_read_under_the_policy_it_ran_with(tmp_path: Path, ma
         Recipe.model_validate(data["recipe"])
     with pytest.raises(ValueError, match="allow_env"):
         Recipe.model_validate({**data["recipe"], "title": "Mixnet"})
+
+
+def test_an_oversized_analysis_error_is_not_read_whole(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """The analysis error a page shows is read within 64 KiB: a 4 MiB one (a foreign bundle's) is one line."""
+    from reportgen.bundle import ANALYSIS_ERROR_FILE, ANALYSIS_FILE
+
+    bundle_dir = make_bundle(tmp_path, "mixnet")
+    (bundle_dir / ANALYSIS_FILE).unlink()
+    (bundle_dir / ANALYSIS_ERROR_FILE).write_text("x" * (4 << 20))
+    message = read_analysis_error(bundle_dir)
+    assert message is not None and len(message) < 1000 and "bound" in message

@@ -85,3 +85,33 @@ def test_missing_files(tmp_path: Path) -> None:
     assert (kernel.source.kernel_path, kernel.module_path) == ("cab.py", None)
     assert index.graph(0) is None
     assert module_index(tmp_path, []) == ModuleIndex()
+
+
+def test_a_manifest_listing_one_module_many_times_reads_within_the_bundle_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hostile manifest lists the real forward wrapper 2,000 times: indexing it used to read it 2,000 times
+    (at the bounds: 250,000 entries of a 16 MiB module, terabytes). The reads stop at the bundle's budget, with
+    one warning, and what was read is still indexed."""
+    import reportgen.bundle.confine as confine
+
+    modules = copy_fixture_modules(tmp_path)
+    forward = next(m for m in modules if m.kind == "wrapper" and m.order == 0)
+    monkeypatch.setattr(confine, "MAX_MODULES_BYTES", 5 * forward.size_bytes)
+    reads: list[str] = []
+    real_read_text = Path.read_text
+
+    def counting_read_text(self: Path, *args: object, **kwargs: object) -> str:
+        reads.append(self.name)
+        return real_read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", counting_read_text)
+    hostile = [forward.model_copy(update={"order": i}) for i in range(2000)]
+    with caplog.at_level("WARNING"):
+        index = module_index(tmp_path, hostile)
+    assert 1 <= reads.count(Path(forward.path).name) <= 5
+    assert len(index.graphs) == reads.count(Path(forward.path).name)
+    assert [r.message for r in caplog.records].count(
+        f"{tmp_path}: the module index stops at {5 * forward.size_bytes} bytes of compiled modules (the bound "
+        "per bundle); the rest is left out"
+    ) == 1

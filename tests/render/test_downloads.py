@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from reportgen.bundle import RunStatus, load_bundle
 from reportgen.pipeline import build as build_site
@@ -133,3 +134,25 @@ def test_a_trace_past_the_bounds_is_not_published(tmp_path: Path, make_bundle: M
     downloads = write_downloads(load_bundle(bundle_dir), page_dir, None)
     assert "trace.json.gz" not in [d.file for d in downloads]
     assert not (page_dir / "trace.json.gz").exists()
+
+
+def test_the_modules_archive_stops_at_the_bundle_budget(
+    tmp_path: Path, make_bundle: MakeBundle, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bundle of many large modules (each under the per-file bound) is archived only up to the modules budget
+    per bundle (`bundle.MAX_MODULES_BYTES`), with one warning; the archive used to hold them all, in memory."""
+    import reportgen.bundle.confine as confine
+
+    bundle_dir = make_bundle(tmp_path / "results", "mixnet")
+    kernels = bundle_dir / "modules" / "kernels"
+    kernels.mkdir(parents=True)
+    for number in range(40):
+        (kernels / f"k{number:02d}.py").write_bytes(b"# kernel\n" * 10_000)  # 90,000 bytes each
+    monkeypatch.setattr(confine, "MAX_MODULES_BYTES", 10 * 90_000)
+    page_dir = tmp_path / "page"
+    page_dir.mkdir()
+    with caplog.at_level("WARNING"):
+        write_downloads(load_bundle(bundle_dir), page_dir, None)
+    with tarfile.open(page_dir / "modules.tar.gz") as tar:
+        assert len(tar.getnames()) == 10
+    assert sum("the modules archive stops at 900000 bytes" in r.message for r in caplog.records) == 1
