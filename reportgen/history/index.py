@@ -15,6 +15,7 @@ are the walk's, whatever the row says.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from reportgen.bundle import (
     MANIFEST_FILE,
     RunRecord,
     history_runs,
+    is_plain_file,
     iter_kept_runs,
     read_analysis_head,
     read_manifest,
@@ -112,6 +114,24 @@ def _stamp(bundle: Path) -> tuple[int, int, int]:
     return manifest.st_mtime_ns, manifest.st_size, analysed
 
 
+_SQLITE_SIDE_FILES = ("", "-journal", "-wal", "-shm")
+"""The index file and the files SQLite opens beside it, by suffix (it follows links when it opens each)."""
+
+
+def _clear_planted(path: Path) -> None:
+    """Remove whatever stands at the index's paths and is not a plain file of its own (a link SQLite would write
+    through to a file outside the results, a FIFO whose read would block, a hard link to an outside file): the
+    index is a cache, rebuilt from the bundles. A path that cannot be cleared makes `_open` use memory."""
+    for suffix in _SQLITE_SIDE_FILES:
+        side = path.with_name(path.name + suffix)
+        try:
+            info = os.lstat(side)
+        except FileNotFoundError:
+            continue
+        if not is_plain_file(info):
+            side.unlink()  # OSError (a directory there, no permission): the caller falls back to memory
+
+
 class HistoryIndex:
     """The index of one results directory. `HistoryIndex(results).update()` brings it up to date."""
 
@@ -129,6 +149,7 @@ class HistoryIndex:
             return self._create(sqlite3.connect(":memory:"))
 
     def _open_file(self) -> sqlite3.Connection:
+        _clear_planted(self.path)
         try:
             db = sqlite3.connect(self.path)
             version = db.execute("PRAGMA user_version").fetchone()[0]

@@ -226,3 +226,39 @@ def test_a_run_name_stored_in_a_shipped_index_is_not_trusted(tmp_path: Path) -> 
     _plant(results, key, key, name="../../x")
     history = kept_runs(results)
     assert list(history) == ["quickstart"] and {r.name for r in history["quickstart"]} == {"quickstart"}
+
+
+@pytest.mark.parametrize("suffix", ["", "-journal", "-wal"])
+def test_a_planted_link_at_the_index_path_is_not_written_through(tmp_path: Path, suffix: str) -> None:
+    """A results directory from elsewhere may carry `.reportgen-history.sqlite` (or SQLite's journal beside it)
+    as a link to a file outside: SQLite would create or write that file. The link is removed, the outside file
+    untouched, and the index works."""
+    from reportgen.bundle import HISTORY_INDEX_FILE
+    from reportgen.history import HistoryIndex
+
+    results = tmp_path / "results"
+    results.mkdir()
+    outside = tmp_path / "outside" / "victim.db"
+    outside.parent.mkdir()
+    (results / f"{HISTORY_INDEX_FILE}{suffix}").symlink_to(outside)
+    with HistoryIndex(results) as index:
+        index.update()
+        assert index.runs() == []
+    assert not outside.exists()
+    assert not (results / f"{HISTORY_INDEX_FILE}{suffix}").is_symlink()
+
+
+def test_a_fifo_at_the_index_path_does_not_block(tmp_path: Path) -> None:
+    """A FIFO planted as the index: opening it for the schema check used to block forever."""
+    import os
+    import subprocess
+    import sys
+
+    from reportgen.bundle import HISTORY_INDEX_FILE
+
+    results = tmp_path / "results"
+    results.mkdir()
+    os.mkfifo(results / HISTORY_INDEX_FILE)
+    script = f"from pathlib import Path; from reportgen.history import HistoryIndex; HistoryIndex(Path({str(results)!r})).update()"
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=30)
+    assert (results / HISTORY_INDEX_FILE).is_file()
