@@ -101,6 +101,13 @@ class ModuleIndex(BundleModel):
     def _by_key(self) -> dict[tuple[int, str], IndexedKernel]:
         return {(k.graph, k.name): k for k in self.kernels}
 
+    @cached_property
+    def _by_name(self) -> dict[str, list[IndexedKernel]]:
+        found: dict[str, list[IndexedKernel]] = {}
+        for kernel in self.kernels:
+            found.setdefault(kernel.name, []).append(kernel)
+        return found
+
     @property
     def kinds(self) -> dict[int, WrapperKind]:
         """Wrapper kind per graph index."""
@@ -115,8 +122,9 @@ class ModuleIndex(BundleModel):
         return self._by_key.get((graph, name))
 
     def find(self, name: str) -> list[IndexedKernel]:
-        """Kernel `name` in every graph that defines it, in graph order."""
-        return [k for k in self.kernels if k.name == name]
+        """Kernel `name` in every graph that defines it, in graph order (a lookup: a render asks for every name of
+        the kernel table, which a bundle made elsewhere may make 250,000 long)."""
+        return list(self._by_name.get(name, ()))
 
     def iter_kernels(self) -> Iterator[IndexedKernel]:
         """All kernels: graph by graph, in definition order."""

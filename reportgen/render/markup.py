@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from reportgen.bundle import NOT_MEASURED
 from reportgen.escape import myst_block, myst_literal, myst_role_text, myst_text, path_segment
 
 __all__ = [
+    "MAX_TABLE_ROWS",
     "MISSING",
     "ORPHAN",
     "ORPHAN_UNSEARCHED",
@@ -25,6 +27,9 @@ __all__ = [
 MISSING = NOT_MEASURED
 """A table cell or value that was not measured (`reportgen.bundle.NOT_MEASURED`)."""
 
+MAX_TABLE_ROWS = 5_000
+"""Rows one table of a page shows: a graph of mixnet_l's backward lists ~300 kernels; a bundle made elsewhere can
+list 250,000 (its JSON's bound), which as a list-table costs Sphinx minutes and the page tens of megabytes."""
 SORTABLE = "reportgen-sortable"
 """Class of tables the site's `reportgen.js` makes sortable and filterable (long kernel tables)."""
 ORPHAN = "---\norphan: true\n---"
@@ -60,7 +65,13 @@ def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str 
     fence = "~~~" if "`" in title else "```"
     options = [":header-rows: 1", *([f":class: {classes}"] if classes else [])]
     lines = [f"{fence}{{list-table}} {title}".rstrip(), *options, ""]
-    for row in [header, *rows]:
+    remaining = iter(rows)
+    shown: list[Sequence[str]] = list(itertools.islice(remaining, MAX_TABLE_ROWS + 1))
+    if len(shown) > MAX_TABLE_ROWS:
+        left_out = len(shown) - MAX_TABLE_ROWS + sum(1 for _ in remaining)
+        note = f"… {left_out:,} more rows (a table shows at most {MAX_TABLE_ROWS:,})"
+        shown[MAX_TABLE_ROWS:] = [[note, *[""] * (len(header) - 1)]]
+    for row in [header, *shown]:
         lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
     return "\n".join([*lines, fence])
 

@@ -134,9 +134,13 @@ def select_kernels(
     `limit` in graph order.
     """
     picked: list[IndexedKernel] = []
+    seen: set[tuple[int, str]] = set()
     for name in ranked_names or ():
+        if len(picked) >= limit:
+            break
         for kernel in _matches(index, name):
-            if has_source(kernel) and kernel not in picked:
+            if has_source(kernel) and (kernel.graph, kernel.name) not in seen:
+                seen.add((kernel.graph, kernel.name))
                 picked.append(kernel)
     if not picked:
         picked = [k for k in index.iter_kernels() if has_source(k)]

@@ -167,3 +167,17 @@ def test_summary_shows_sub_millisecond_steps_to_three_digits() -> None:
     assert "- **Compiled median:** 0.125 ms (95 % interval 0.123–0.129 ms), CV 20.2 %\n" in page
     assert "- **Speedup:** 0.94× (95 % interval 0.91–0.96×)\n" in page
     assert METHOD.format(steps="1 step", blocks="20 blocks each") in page
+
+
+def test_a_table_shows_at_most_its_bound_of_rows() -> None:
+    """A bundle made elsewhere may list 250,000 kernels: a page's table stops at `MAX_TABLE_ROWS` and says how many
+    rows it left out."""
+    from reportgen.render.markup import MAX_TABLE_ROWS, list_table
+
+    rows = ([str(n), f"k{n}"] for n in range(MAX_TABLE_ROWS + 1234))
+    table = list_table(["#", "kernel"], rows)
+    assert table.count("* - ") == MAX_TABLE_ROWS + 2  # header, the rows, the note
+    assert f"… 1,234 more rows (a table shows at most {MAX_TABLE_ROWS:,})" in table
+    assert f"* - {MAX_TABLE_ROWS - 1}\n" in table and f"* - {MAX_TABLE_ROWS}\n" not in table
+    small = list_table(["#"], [["1"], ["2"]])
+    assert small.count("* - ") == 3 and "more rows" not in small
