@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, RunStatus
 from reportgen.bundle.isolation import Isolation
 from reportgen.bundle.layout import LOG_FILE
+from reportgen.bundle.names import name_problem
 from reportgen.recipe import Recipe
 
 __all__ = [
@@ -153,6 +154,15 @@ class Manifest(BundleModel):
 
     schema_version: Literal[1] = SCHEMA_VERSION
     name: str = Field(description="Bundle name: the recipe name, or `<recipe>--<variant>`.")
+
+    @field_validator("name")
+    @classmethod
+    def _bundle_name(cls, value: str) -> str:
+        """The name a page links and the history looks up: a bundle name (`bundle.names`), as every run writes."""
+        if (problem := name_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
+
     variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
     variant_description: str = Field(default="", description="That variant's description in the recipe.")
     inductor_cache: InductorCache = Field(

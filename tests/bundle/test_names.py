@@ -104,3 +104,22 @@ def test_a_bundle_named_index_md_does_not_reach_the_reports(tmp_path: Path, make
     render_site_pages(results, tmp_path / "reports")
     assert (tmp_path / "reports" / "index.md").is_file() and (tmp_path / "reports" / "quickstart").is_dir()
     assert sorted(p.name for p in (tmp_path / "reports").iterdir() if p.is_dir()) == ["quickstart"]
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a b", "index", "x\n", 'q"uote'])
+def test_a_manifest_naming_its_bundle_with_a_hostile_name_is_refused(
+    tmp_path: Path, make_bundle: MakeBundle, name: str
+) -> None:
+    """`manifest.name` is what a kept run's page links to and what the history looks a bundle up by: a foreign
+    manifest's name must be a bundle name too, whatever its directory is called."""
+    import json
+
+    from reportgen.bundle import MANIFEST_FILE, read_manifest
+    from reportgen.errors import BundleError
+
+    bundle_dir = make_bundle(tmp_path, "mixnet")
+    data = json.loads((bundle_dir / MANIFEST_FILE).read_text())
+    data["name"] = name
+    (bundle_dir / MANIFEST_FILE).write_text(json.dumps(data))
+    with pytest.raises(BundleError, match="name"):
+        read_manifest(bundle_dir)
