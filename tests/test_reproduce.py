@@ -123,11 +123,11 @@ def test_reproduce_writes_nothing_outside_its_output_for_a_hostile_name(
     _renamed(bundle_dir, str(target) if name == "ABSOLUTE" else name)
     out = work / "deep" / "out"
     before = sorted(tmp_path.rglob("*"))
-    with pytest.raises(BundleError, match="the manifest's name is not valid"):
+    with pytest.raises(BundleError, match="is not a bundle name"):  # refused as the manifest is read
         reproduce(bundle_dir, out, notify=lambda _: None)
     assert sorted(tmp_path.rglob("*")) == before  # not even -o was created
     proc = _cli("reproduce", bundle_dir, "-o", out, cwd=tmp_path)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not valid" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "is not a bundle name" in proc.stderr
     assert not target.exists() and not (work / "X").exists() and not (tmp_path / "X").exists()
 
 
