@@ -21,7 +21,7 @@ MAX_PORT = 65535
 """The largest TCP port; `serve --port 0` asks for any free one."""
 _SHARD = re.compile(r"([1-9][0-9]{0,5})/([1-9][0-9]{0,5})")
 _GPU_ID = r" *(?:[0-9]{1,4}|(?:GPU|MIG)-[A-Za-z0-9/-]{1,80}) *"
-_GPUS = re.compile(rf"all|[0-9]{{1,4}}|{_GPU_ID}(,{_GPU_ID})*")
+_GPUS = re.compile(rf"all|{_GPU_ID}(,{_GPU_ID})*")
 """`--gpus`: all, a count, or ids (indices, `GPU-<uuid>`, `MIG-<uuid>`) as CUDA_VISIBLE_DEVICES takes them."""
 
 

@@ -114,14 +114,14 @@ class PrintProgress:
 
     def run_started(self, name: str, recipe_path: Path, index: int, total: int, slot: str | None = None) -> None:
         """Say which run starts, and where."""
-        where = f" on {slot}" if slot else ""
-        self.notify(f"running {name} ({recipe_path}){where} [{index}/{total}]")
+        where = f" on {_cell(slot)}" if slot else ""
+        self.notify(f"running {_cell(name)} ({_cell(str(recipe_path))}){where} [{index}/{total}]")
 
     def run_finished(self, outcome: RunOutcome) -> None:
         """Say how the run ended."""
         manifest = outcome.manifest
-        name = outcome.bundle.name
-        self.notify(f"{name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {outcome.bundle}")
+        name = _cell(outcome.bundle.name)
+        self.notify(f"{name}: {manifest.status.value} in {manifest.wall_time_s:.1f} s -> {_cell(str(outcome.bundle))}")
         if outcome.analysis_error:
             self.notify(f"{name}: analysis failed: {outcome.analysis_error}")
 

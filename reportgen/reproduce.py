@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from reportgen.bundle import RECIPE_FILE, Manifest, RunStatus, name_problem, read_manifest, read_recipe_text
+from reportgen.bundle import RECIPE_FILE, Manifest, RunStatus, read_manifest, read_recipe_text
+from reportgen.console import show
 from reportgen.errors import BundleError, RecipeError
 from reportgen.pipeline import run_variant, select_variant
 from reportgen.recipe import find_local_modules, load_recipe
@@ -73,7 +74,7 @@ def _write_inside(root: Path, relative: str, text: str) -> None:
 
 
 def _staging_dir(results_dir: Path, name: str) -> Path:
-    """`results_dir/.reproduce/<name>` (`name` checked by `_checked_name`), created; refused when it would lead
+    """`results_dir/.reproduce/<name>` (`name` a bundle name, as `Manifest` validates it), created; refused when it would lead
     outside `results_dir` (a link)."""
     work_dir = results_dir / STAGING_DIR / name
     for path in (results_dir / STAGING_DIR, work_dir):
@@ -85,18 +86,7 @@ def _staging_dir(results_dir: Path, name: str) -> Path:
     return work_dir
 
 
-def _checked_name(bundle_dir: Path, original: Manifest) -> str:
-    """The bundle's name, when it is one a run writes (`bundle.names`): it becomes a directory of `-o`."""
-    if (problem := name_problem(original.name)) is not None:
-        raise BundleError(
-            f"the manifest's name is not valid: {problem}",
-            path=bundle_dir,
-            hint="reproduce only bundles reportgen wrote",
-        )
-    return original.name
-
-
-def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: Notify = print) -> Path:
+def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: Notify = show) -> Path:
     """Write the bundle's recipe.yaml and the local modules it imports into `work_dir` (nothing outside it).
 
     :returns: the staged recipe file
@@ -116,14 +106,14 @@ def stage_recipe(bundle_dir: Path, original: Manifest, work_dir: Path, notify: N
 
 
 def reproduce(
-    bundle_dir: Path, results_dir: Path, options: RunOptions | None = None, notify: Notify = print
+    bundle_dir: Path, results_dir: Path, options: RunOptions | None = None, notify: Notify = show
 ) -> Reproduction:
     """Re-run the recipe (and variant) of the bundle at `bundle_dir` into `results_dir/<bundle name>/`.
 
     :raises BundleError: when the bundle is unreadable, or the new bundle would replace it
     """
     original = read_manifest(bundle_dir)
-    name = _checked_name(bundle_dir, original)
+    name = original.name  # a bundle name: `Manifest` refuses any other as it is read
     if (results_dir / name).resolve() == bundle_dir.resolve():
         raise BundleError(
             "the new bundle would replace the one being reproduced", path=bundle_dir, hint="pass another -o"

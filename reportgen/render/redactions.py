@@ -14,7 +14,7 @@ from collections import defaultdict
 from pydantic import ValidationError
 
 from reportgen.bundle import Bundle, Manifest
-from reportgen.credentials import redact, redact_env, redact_env_yaml
+from reportgen.credentials import REDACTED, redact, redact_env, redact_env_yaml
 from reportgen.recipe import STORED_CONTEXT
 from reportgen.render.markup import escape_md
 
@@ -40,7 +40,7 @@ def _without_env_secrets(manifest: Manifest) -> Manifest:
     except ValidationError:  # a value the recipe's env policy refuses: the entries are left out
         for holder in (data["recipe"], *data["recipe"]["variants"], data["environment"] or {}):
             if holder.get("env"):
-                holder["env"] = {k: v for k, v in holder["env"].items() if v != redact_env({k: v})[k]}
+                holder["env"] = {k: v for k, v in holder["env"].items() if v != REDACTED}
         return Manifest.model_validate(data, context=STORED_CONTEXT)
 
 

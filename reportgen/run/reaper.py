@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 
-__all__ = ["KILL_SIGNAL", "MAX_KILL_ROUNDS", "STOP_SIGNAL", "descendants", "kill_tree", "main"]
+__all__ = ["KILL_SIGNAL", "STOP_SIGNAL", "main"]
 
 STOP_SIGNAL = signal.SIGTERM
 """From the launcher at the run's timeout: SIGTERM to the child's process group, then after the grace SIGKILL to
