@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -51,7 +52,10 @@ def test_a_hostile_field_is_text_in_every_directive(tmp_path: Path, field: str) 
         manifest["variant"] = manifest[field] = payload
     (source / "bundle" / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
     command = [sys.executable, "-m", "sphinx", "--no-color", "-W", "-b", "html", str(source), str(tmp_path / "html")]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # Sphinx writes its own "erase line" code when it believes it may colour (CI=true, FORCE_COLOR): NO_COLOR
+    # stops that, so any control character left in its output came from the bundle.
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     assert done.returncode == 0, done.stderr
     assert not RAW_CONTROLS.search(done.stdout + done.stderr)
     page = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
