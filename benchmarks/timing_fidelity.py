@@ -1,42 +1,87 @@
-"""Timing fidelity: reportgen's numbers against a bare timing loop and `python <wrapper>.py -p`, in one sitting.
+"""Timing fidelity: reportgen's numbers against a bare timing loop and `python <wrapper>.py -p`, interleaved.
 
-    python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--work DIR] [--json OUT]
+    python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--until-decided MAX]
+        [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT]
 
-1. `reportgen run RECIPE` into `DIR/results`, with a kept, initially empty Inductor cache (a cold compile);
-   its wall time is the run's cost.
-2. A bare loop in a fresh process, on the run's warm cache and in the run's own environment
-   (`reportgen.run.child_env`): the same model and input (built by the run stage's workload builder), nothing
-   else set; the same warm-ups as the run (first call + `profile.warmup` - 1 steps, eager then compiled),
-   then eager and compiled timed in alternating blocks of `profile.block_steps` steps back to back with one
-   synchronisation per block, `profile.steps` blocks each, as the run times them; medians. Plain code, not
-   reportgen's timing functions: it is the reference.
-3. `python <wrapper>.py -p` in a fresh process for each compiled graph the run captured, on the same warm
-   cache, as the manual workflow does; its `Output for tabulate` line gives busy % and category shares.
-4. The bare loop again: the two bare loops' difference is the sitting's own drift, the floor under any
-   comparison of step times made minutes apart.
-Then it prints the differences side by side: step times and speedup (%), each graph's busy % and category
-shares (percentage points), and the run's wall time against first-call compile + the `-p` runs.
+One sitting's single pair is what the host's drift fakes (±70 % between minutes on the lent VMs), so every
+process is fresh and the kinds alternate:
+
+0. one untimed `reportgen run` (its own results directory `DIR/warmup`) fills the kept Inductor cache `DIR/cache`;
+1. bare loop 0, then per round i = 1..N: `reportgen run` into `DIR/results` (all N runs in one results directory:
+   its history keeps the earlier ones under `results/.history/<name>/`), right after it a fresh
+   `python <wrapper>.py -p` per compiled graph of that run's bundle, then bare loop i.
+
+The bare loop is plain code in a fresh process, on the warm cache and in the run's own environment
+(`reportgen.run.child_env`): the same model and input (the run stage's workload builder), the same warm-ups
+(first call + `profile.warmup` - 1 steps, eager then compiled), then eager and compiled timed in alternating blocks
+of `profile.block_steps` steps, `profile.steps` blocks each, as the run times them; medians. It is the reference.
+
+Run i is paired with the mean of bare loops i-1 and i (the ones just before and after it: a linear drift cancels);
+d_i = run_i / bare_i - 1 (%) for the eager and compiled medians and the speedup, and for each graph the bundle's
+busy % (`-p` definition) and category shares minus that round's fresh `-p` (pp). Each figure's d_i are pooled:
+mean with a 95 % Student-t interval, judged against the tolerance: "inside" (the whole interval within
+±tolerance), "outside" (entirely beyond it) or "undecided" (it straddles an edge; `--until-decided MAX` adds rounds
+up to MAX in all until the step figures and every graph's busy are decided). Also printed: every process's medians
+and host probe, the bare loops' own drift (max/min - 1) and round 1's wall time against first-call compile + the
+`-p` runs. `--json OUT` holds every number, rewritten after each process, so a killed run keeps what it measured.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tabulate import tabulate
 
-from reportgen.analyze import timing_summary
-from reportgen.bundle import SEED_BUCKETS, Analysis, Capture, GraphAnalysis, Manifest, Metrics, StepTimes, load_bundle
-from reportgen.formats import SeedProfile, parse_seed_output
+from reportgen.bundle import SEED_BUCKETS, load_bundle
+from reportgen.formats import parse_seed_output
 from reportgen.pipeline import select_variant
 from reportgen.recipe import Recipe, load_recipe
 from reportgen.run import child_env
+
+__all__: list[str] = []
+
+DEFAULT_ROUNDS = 5
+"""Rounds by default: issue 27 asks for at least 5 interleaved rounds."""
+
+MIN_ROUNDS = 2
+"""A Student-t interval needs two differences at least."""
+
+TOLERANCE_PCT = 3.0
+"""Step times and speedup: reportgen within ±3 % of the bare loop (issue 27's "done when")."""
+
+TOLERANCE_PP = 3.0
+"""Busy % and category shares: reportgen within ±3 percentage points of a fresh `-p` (issue 27's "done when")."""
+
+CONFIDENCE = 0.95
+"""The pooled intervals' coverage."""
+
+_T_975: tuple[float, ...] = (
+    *(12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228),
+    *(2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086),
+    *(2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042),
+)
+"""t_{0.975, df} for df = 1..30 (standard tables); beyond, `t_975`'s Cornish-Fisher expansion (error < 0.001)."""
+
+_Z_975 = 1.959964
+"""The normal distribution's 97.5 % quantile."""
+
+LOG_TAIL_CHARS = 3000
+"""How much of a failed child's output to show."""
+
+STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
+
+
+# --- the bare loop (a fresh process) -------------------------------------------------------------------------------
 
 
 def _recipe(path: Path, variant: str | None) -> Recipe:
@@ -50,18 +95,24 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     import torch
 
     from reportgen.run.measure import host_probe
-    from reportgen.run.workload import build_workload, compile_model
+    from reportgen.run.workload import build_workload, compile_model, resolve_device
 
-    recipe = _recipe(recipe_path, variant).for_device("cuda")
-    work = build_workload(recipe, str(recipe_path.parent), "cuda")
+    recipe = _recipe(recipe_path, variant)
+    device = resolve_device(recipe.device)
+    recipe = recipe.for_device(device)
+    work = build_workload(recipe, str(recipe_path.parent), device)
     compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
 
-    def block(fn: object, steps: int) -> float:
-        torch.cuda.synchronize()
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    def block(fn: Callable[..., object], steps: int) -> float:
+        sync()
         start = time.perf_counter()
         for _ in range(steps):
-            work.step(fn)  # type: ignore[arg-type]
-        torch.cuda.synchronize()
+            work.step(fn)
+        sync()
         return (time.perf_counter() - start) / steps * 1e3
 
     profile = recipe.profile
@@ -74,6 +125,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
         eager.append(block(work.model, profile.block_steps))
         comp.append(block(compiled, profile.block_steps))
     return {
+        "device": device,
         "eager_ms": statistics.median(eager),
         "compiled_ms": statistics.median(comp),
         "eager_samples_ms": eager,
@@ -82,212 +134,491 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     }
 
 
-def _bare(recipe_path: Path, variant: str | None, env: dict[str, str]) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else []),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+# --- records -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Bare:
+    """One bare-loop process: medians (ms), their samples and the host probe before each block pair."""
+
+    index: int
+    wall_s: float
+    device: str
+    eager_ms: float
+    compiled_ms: float
+    eager_samples_ms: list[float]
+    compiled_samples_ms: list[float]
+    host_probe_ms: list[float]
+
+    @property
+    def speedup(self) -> float:
+        return self.eager_ms / self.compiled_ms
+
+
+@dataclass
+class GraphSide:
+    """One compiled graph as a bundle reports it (`-p` definition) and as a fresh `-p` that round measured it."""
+
+    graph: int
+    label: str = ""
+    busy_percent: float | None = None
+    categories_percent: dict[str, float] = field(default_factory=dict)
+    unprofiled_wall_ms: float | None = None
+    first_wall_ms: float | None = None
+    seed_module: str | None = None
+    seed_wall_s: float | None = None
+    seed_exit_code: int | None = None
+    seed_busy_percent: float | None = None
+    seed_categories_percent: dict[str, float] = field(default_factory=dict)
+    seed_wall_ms: float | None = None
+
+
+@dataclass
+class Run:
+    """One timed `reportgen run`: where its bundle was read, where it was kept, its figures and its graphs'."""
+
+    round: int
+    path: str
+    wall_s: float
+    eager_ms: float
+    compiled_ms: float
+    host_probe_ms: list[float]
+    compile_s: float | None
+    inductor_cache: str
+    kept_path: str | None = None
+    graphs: list[GraphSide] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        return self.eager_ms / self.compiled_ms
+
+
+@dataclass
+class Pooled:
+    """A figure's per-round differences and their mean with a 95 % Student-t interval (None: fewer than 2)."""
+
+    values: list[float | None]
+    mean: float | None
+    low: float | None
+    high: float | None
+    tolerance: float
+    verdict: str
+
+
+@dataclass
+class Sitting:
+    """Everything measured, in the order it was measured (the `--json` file)."""
+
+    recipe: str
+    variant: str | None
+    work: str
+    tolerance_pct: float
+    tolerance_pp: float
+    bundle: str = ""
+    device: str = ""
+    warmup: dict[str, object] = field(default_factory=dict)
+    bares: list[Bare] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+    pooled: dict[str, Pooled] = field(default_factory=dict)
+    bare_drift_percent: dict[str, float] = field(default_factory=dict)
+
+
+# --- statistics ----------------------------------------------------------------------------------------------------
+
+
+def t_975(df: int) -> float:
+    """Student's t 97.5 % quantile with `df` degrees of freedom."""
+    if df <= len(_T_975):
+        return _T_975[df - 1]
+    z = _Z_975
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def pool(values: list[float | None], tolerance: float) -> Pooled:
+    """Mean ± t·sd/√n of the measured values, and whether that interval lies inside ±tolerance."""
+    measured = [v for v in values if v is not None]
+    if len(measured) < MIN_ROUNDS:
+        return Pooled(values, statistics.fmean(measured) if measured else None, None, None, tolerance, "too few")
+    mean = statistics.fmean(measured)
+    half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
+    low, high = mean - half, mean + half
+    if -tolerance <= low and high <= tolerance:
+        verdict = "inside"
+    elif high < -tolerance or low > tolerance:
+        verdict = "outside"
+    else:
+        verdict = "undecided"
+    return Pooled(values, mean, low, high, tolerance, verdict)
+
+
+# --- processes -----------------------------------------------------------------------------------------------------
+
+
+def _child(command: list[str], env: dict[str, str] | None, log: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run `command` to its end, its output kept in `log`; its wall seconds."""
+    started = time.perf_counter()
+    out = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    wall_s = time.perf_counter() - started
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"$ {' '.join(command)}\n--- stdout\n{out.stdout}\n--- stderr\n{out.stderr}", encoding="utf-8")
+    return out, wall_s
+
+
+def _failed(what: str, out: subprocess.CompletedProcess[str], log: Path) -> SystemExit:
+    tail = (out.stdout + out.stderr)[-LOG_TAIL_CHARS:]
+    return SystemExit(f"{what} failed (exit {out.returncode}; log {log}):\n{tail}")
+
+
+def _bare(recipe_path: Path, variant: str | None, env: dict[str, str], index: int, logs: Path) -> Bare:
+    command = [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else [])
+    log = logs / f"bare-{index}.log"
+    out, wall_s = _child(command, env, log)
+    if out.returncode != 0:
+        raise _failed(f"bare loop {index}", out, log)
+    found: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return Bare(index=index, wall_s=wall_s, **found)  # type: ignore[arg-type]
+
+
+def _reportgen(recipe_path: Path, variant: str | None, work: Path, results: Path, log: Path) -> tuple[Path, float]:
+    """`reportgen run` into `results` on the kept cache; the latest bundle's path and the run's wall seconds."""
+    command = [sys.executable, "-m", "reportgen", "run", str(recipe_path), "-o", str(results)]
+    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
+    out, wall_s = _child(command, None, log)
+    if out.returncode != 0:
+        raise _failed("reportgen run", out, log)
+    recipe = load_recipe(recipe_path)
+    return results / recipe.bundle_name(select_variant(recipe, variant, recipe_path)), wall_s
+
+
+def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
+    """The figures of the bundle just written, read before the next run moves it into the history."""
+    bundle = load_bundle(bundle_dir)
+    metrics = bundle.manifest.metrics
+    if metrics.eager is None or metrics.compiled is None:
+        raise SystemExit(f"{bundle_dir}: no eager or compiled step times")
+    run = Run(
+        round=round_,
+        path=str(bundle_dir),
+        wall_s=wall_s,
+        eager_ms=metrics.eager.median_ms,
+        compiled_ms=metrics.compiled.median_ms,
+        host_probe_ms=list(metrics.host_probe_ms),
+        compile_s=metrics.compile_time_s,
+        inductor_cache=str(bundle.manifest.inductor_cache),
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
+    benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}
+    wrappers = sorted((m for m in bundle.manifest.modules if m.kind == "wrapper"), key=lambda m: m.order)
+    for number, module in enumerate(wrappers):
+        side = GraphSide(graph=number, seed_module=module.path)
+        if (graph := graphs.get(number)) is not None:
+            side.label = graph.label
+            side.busy_percent = graph.busy_seed_percent
+            side.categories_percent = dict(graph.seed_categories_percent)
+            side.unprofiled_wall_ms = graph.unprofiled_wall_ms
+        if (bench := benches.get(number)) is not None:
+            side.first_wall_ms = bench.first_wall_ms
+        run.graphs.append(side)
+    return run
 
 
-def _steps(samples: list[float]) -> StepTimes:
-    return StepTimes(
-        samples_ms=samples,
-        median_ms=statistics.median(samples),
-        q1_ms=min(samples),
-        q3_ms=max(samples),
-        min_ms=min(samples),
-        max_ms=max(samples),
-    )
+def _seed_runs(run: Run, env: dict[str, str], logs: Path) -> None:
+    """`python <wrapper>.py -p` per graph of `run`'s bundle, fresh, in graph order, into `run.graphs`."""
+    for side in run.graphs:
+        assert side.seed_module is not None
+        log = logs / f"seed-{run.round}-{side.graph}.log"
+        out, side.seed_wall_s = _child([sys.executable, str(Path(run.path) / side.seed_module), "-p"], env, log)
+        side.seed_exit_code = out.returncode
+        profiles = parse_seed_output(out.stdout)
+        if profiles:
+            side.seed_busy_percent = profiles[-1].busy_percent
+            side.seed_categories_percent = dict(profiles[-1].categories_percent)
+            side.seed_wall_ms = profiles[-1].wall_ms
+            found = f"busy {side.seed_busy_percent:.1f} %, {side.seed_wall_ms:.2f} ms per call"
+        else:
+            found = f"no report (exit {out.returncode}; log {log})"
+        print(f"  -p graph {side.graph} {side.seed_module}: {side.seed_wall_s:.1f} s, {found}", flush=True)
 
 
-def _intervals(eager: list[float], compiled: list[float]) -> dict[str, str]:
-    """95 % bootstrap intervals of both medians and of the speedup, as the report computes them."""
-    summary = timing_summary(Metrics(eager=_steps(eager), compiled=_steps(compiled)))
-    if summary is None:
-        return {}
-    out = {
-        "eager_ms": f"{summary.eager_median_ci_ms.low:.2f}–{summary.eager_median_ci_ms.high:.2f}",
-        "compiled_ms": f"{summary.compiled_median_ci_ms.low:.2f}–{summary.compiled_median_ci_ms.high:.2f}",
-    }
-    if summary.speedup_ci is not None:
-        out["speedup"] = f"{summary.speedup_ci.low:.3f}–{summary.speedup_ci.high:.3f}"
+def _kept_path(latest: Path) -> str | None:
+    """Where the run that was `latest` went when a newer one landed: the newest run in its history."""
+    from reportgen.history import previous_run
+
+    kept = previous_run(latest)
+    return str(kept) if kept is not None else None
+
+
+# --- figures -------------------------------------------------------------------------------------------------------
+
+
+def _pct(new: float, ref: float) -> float:
+    return 100 * (new / ref - 1)
+
+
+def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
+    """d_i (%) per step figure: run i against the mean of the bare loops just before and just after it."""
+    out: dict[str, list[float | None]] = {key: [] for key in STEP_FIGURES}
+    for i, run in enumerate(sitting.runs):
+        if i + 1 >= len(sitting.bares):  # the bare loop after it is not measured yet
+            break
+        before, after = sitting.bares[i], sitting.bares[i + 1]
+        for key in STEP_FIGURES:
+            ref = statistics.fmean((getattr(before, key), getattr(after, key)))
+            out[key].append(_pct(getattr(run, key), ref))
     return out
 
 
-def _run_reportgen(recipe_path: Path, variant: str | None, work: Path) -> tuple[Path, float]:
-    command = [sys.executable, "-m", "reportgen", "run", str(recipe_path), "-o", str(work / "results")]
-    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
-    started = time.perf_counter()
-    subprocess.run(command, check=True)
-    wall_s = time.perf_counter() - started
-    recipe = load_recipe(recipe_path)
-    name = recipe.bundle_name(select_variant(recipe, variant, recipe_path))
-    return work / "results" / name, wall_s
-
-
-def _seed_runs(manifest: Manifest, bundle: Path, env: dict[str, str]) -> list[tuple[SeedProfile | None, float]]:
-    """`python <wrapper>.py -p` per graph, in graph order: its report and its wall time."""
-    runs = []
-    for module in sorted((m for m in manifest.modules if m.kind == "wrapper"), key=lambda m: m.order):
-        started = time.perf_counter()
-        out = subprocess.run(
-            [sys.executable, str(bundle / module.path), "-p"], env=env, capture_output=True, text=True, check=False
-        )
-        wall_s = time.perf_counter() - started
-        profiles = parse_seed_output(out.stdout)
-        busy = (
-            f"busy {profiles[-1].busy_percent:.1f} %, {profiles[-1].wall_ms:.2f} ms per call"
-            if profiles
-            else "no report"
-        )
-        print(f"-p {module.path}: {wall_s:.1f} s, {busy}", flush=True)
-        if not profiles:
-            print(f"{module.path}: no -p report (exit {out.returncode})\n{out.stderr[-2000:]}", file=sys.stderr)
-        runs.append((profiles[-1] if profiles else None, wall_s))
-    return runs
-
-
-def _pct(new: float, ref: float) -> str:
-    return f"{100 * (new - ref) / ref:+.1f} %" if ref else "—"
-
-
-def _step_table(manifest: Manifest, bares: list[dict[str, object]]) -> list[list[str]]:
-    """reportgen against each bare loop (diff against their mean) and the bare loops' own drift."""
-    metrics = manifest.metrics
-    assert metrics.eager is not None and metrics.compiled is not None
-    ours = {"eager_ms": metrics.eager.median_ms, "compiled_ms": metrics.compiled.median_ms}
-    ours["speedup"] = ours["eager_ms"] / ours["compiled_ms"]
-    ours_ci = _intervals(metrics.eager.samples_ms, metrics.compiled.samples_ms)
-    refs = [{**b, "speedup": float(b["eager_ms"]) / float(b["compiled_ms"])} for b in bares]  # type: ignore[arg-type]
-    refs_ci = [_intervals(b["eager_samples_ms"], b["compiled_samples_ms"]) for b in bares]  # type: ignore[arg-type]
-    rows = []
-    for key in ("eager_ms", "compiled_ms", "speedup"):
-        values = [float(r[key]) for r in refs]  # type: ignore[arg-type]
-        mean = statistics.fmean(values)
-        digits = 3 if key == "speedup" else 2
-        row = [key, f"{ours[key]:.{digits}f} [{ours_ci.get(key, '')}]"]
-        row += [f"{v:.{digits}f} [{ci.get(key, '')}]" for v, ci in zip(values, refs_ci, strict=True)]
-        row += [_pct(ours[key], mean), _pct(values[-1], values[0]) if len(values) > 1 else "—"]
-        rows.append(row)
-    host = [_probe_cv(manifest.metrics.host_probe_ms)] + [_probe_cv(b.get("host_probe_ms", [])) for b in bares]  # type: ignore[arg-type]
-    rows.append(["host probe CV", *host, "", ""])
-    return rows
-
-
-def _probe_cv(samples: list[float]) -> str:
-    if len(samples) < 2:
-        return "—"
-    return f"{statistics.stdev(samples) / statistics.fmean(samples):.1%} (median {statistics.median(samples):.2f} ms)"
-
-
-def _first_calls(graph: GraphAnalysis, capture: Capture | None) -> str:
-    """Busy % over the graph process's first calls, timed as `-p` times them (before any warm-up)."""
-    bench = next((b for b in capture.graph_benchmarks if b.graph == graph.graph), None) if capture else None
-    if bench is None or bench.first_wall_ms is None or graph.busy_seed_percent is None or not graph.unprofiled_wall_ms:
-        return ""
-    device_ms = graph.busy_seed_percent / 100 * graph.unprofiled_wall_ms
-    return f"first calls {bench.first_wall_ms:.2f} ms, busy {100 * device_ms / bench.first_wall_ms:.1f}"
-
-
-def _graph_table(
-    analysis: Analysis, capture: Capture | None, seeds: list[tuple[SeedProfile | None, float]]
-) -> list[list[str]]:
-    rows = []
-    by_graph = {g.graph: g for g in analysis.graphs if g.graph is not None}
-    for number, (seed, _) in enumerate(seeds):
-        graph = by_graph.get(number)
-        if graph is None or seed is None or graph.busy_seed_percent is None:
-            rows.append([str(number), "not measured by one side", "", "", ""])
-            continue
-        rows.append(
-            [
-                f"{graph.label} busy",
-                f"{graph.busy_seed_percent:.1f}",
-                f"{seed.busy_percent:.1f}",
-                f"{graph.busy_seed_percent - seed.busy_percent:+.1f} pp",
-                f"wall {graph.unprofiled_wall_ms or 0:.2f} vs {seed.wall_ms:.2f} ms; {_first_calls(graph, capture)}",
-            ]
-        )
+def _graph_keys(sitting: Sitting) -> Iterator[tuple[int, str]]:
+    """(graph, "busy" or a seed bucket) of every graph any run captured."""
+    numbers = sorted({g.graph for run in sitting.runs for g in run.graphs})
+    for number in numbers:
+        yield number, "busy"
         for bucket in SEED_BUCKETS:
-            ours = graph.seed_categories_percent.get(bucket, 0.0)
-            rows.append(
-                [
-                    f"  {bucket}",
-                    f"{ours:.1f}",
-                    f"{seed.categories_percent[bucket]:.1f}",
-                    f"{ours - seed.categories_percent[bucket]:+.1f} pp",
-                    "",
-                ]
-            )
+            yield number, bucket
+
+
+def graph_differences(sitting: Sitting) -> dict[tuple[int, str], list[float | None]]:
+    """Per graph and round: bundle minus that round's fresh `-p`, in pp (None: one side measured nothing)."""
+    out: dict[tuple[int, str], list[float | None]] = {}
+    for number, what in _graph_keys(sitting):
+        values: list[float | None] = []
+        for run in sitting.runs:
+            side = next((g for g in run.graphs if g.graph == number), None)
+            if side is None or side.busy_percent is None or side.seed_busy_percent is None:
+                values.append(None)
+            elif what == "busy":
+                values.append(side.busy_percent - side.seed_busy_percent)
+            else:
+                ours = side.categories_percent.get(what, 0.0)
+                values.append(ours - side.seed_categories_percent.get(what, 0.0))
+        out[number, what] = values
+    return out
+
+
+def _graph_name(sitting: Sitting, number: int) -> str:
+    labels = [g.label for run in sitting.runs for g in run.graphs if g.graph == number and g.label]
+    return labels[0] if labels else f"graph {number}"
+
+
+def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -> None:
+    """Pool every figure's differences so far."""
+    sitting.pooled = {key: pool(v, tolerance_pct) for key, v in step_differences(sitting).items()}
+    for (number, what), values in graph_differences(sitting).items():
+        sitting.pooled[f"graph {number} {what}"] = pool(values, tolerance_pp)
+    if len(sitting.bares) >= 2:
+        for key in (*STEP_FIGURES, "host_probe_ms"):
+            figures = [_bare_figure(b, key) for b in sitting.bares]
+            sitting.bare_drift_percent[key] = _pct(max(figures), min(figures))
+
+
+def _bare_figure(bare: Bare, key: str) -> float:
+    return statistics.median(bare.host_probe_ms) if key == "host_probe_ms" else float(getattr(bare, key))
+
+
+def undecided(sitting: Sitting) -> list[str]:
+    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy."""
+    return [
+        key
+        for key, pooled in sitting.pooled.items()
+        if pooled.verdict == "undecided" and (key in STEP_FIGURES or key.endswith(" busy"))
+    ]
+
+
+# --- output --------------------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:+.{digits}f}"
+
+
+def _pooled_rows(sitting: Sitting, keys: list[tuple[str, str]], unit: str) -> list[list[str]]:
+    rows = []
+    for key, name in keys:
+        p = sitting.pooled[key]
+        interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
+        verdict = f"{p.verdict} ±{p.tolerance:g} {unit}"
+        rows.append([name, *(_fmt(v) for v in p.values), _fmt(p.mean, 2), interval, verdict])
     return rows
 
 
-def compare(recipe_path: Path, variant: str | None, work: Path, json_out: Path | None = None) -> dict[str, object]:
-    """Run all three in this sitting, printing each table as soon as its numbers exist; returns the numbers."""
-    result: dict[str, object] = {}
+def _headers(sitting: Sitting, first: str) -> list[str]:
+    rounds = len(sitting.pooled[STEP_FIGURES[0]].values)
+    return [first, *(f"r{i + 1}" for i in range(rounds)), "mean", f"{CONFIDENCE:.0%} CI", "verdict"]
 
-    def keep(**fields: object) -> None:
-        result.update(fields)
-        if json_out is not None:
-            json_out.write_text(json.dumps(result, indent=2))
 
-    bundle_dir, run_wall_s = _run_reportgen(recipe_path, variant, work)
-    bundle = load_bundle(bundle_dir)
-    assert bundle.analysis is not None, f"{bundle_dir} has no analysis"
-    env = bundle.manifest.environment
+def _process_rows(sitting: Sitting) -> list[list[object]]:
+    """Every timed process in the order it ran: medians, speedup, host probe median, wall time."""
+    rows: list[list[object]] = []
+    for i, bare in enumerate(sitting.bares):
+        if i > 0 and i - 1 < len(sitting.runs):
+            run = sitting.runs[i - 1]
+            probe = statistics.median(run.host_probe_ms) if run.host_probe_ms else None
+            rows.append([f"reportgen {run.round}", run.eager_ms, run.compiled_ms, run.speedup, probe, run.wall_s])
+        probe = statistics.median(bare.host_probe_ms)
+        rows.append([f"bare {bare.index}", bare.eager_ms, bare.compiled_ms, bare.speedup, probe, bare.wall_s])
+    return rows
+
+
+def report(sitting: Sitting) -> None:
+    """Print the processes, the pooled tables and round 1's costs."""
+    print(f"\n{sitting.bundle} on {sitting.device}: every process, in order")
+    headers = ["process", "eager ms", "compiled ms", "speedup", "host probe ms (median)", "wall s"]
+    print(tabulate(_process_rows(sitting), headers=headers, floatfmt=".3f", missingval="—"))
+    drift = ", ".join(f"{k} {v:.1f} %" for k, v in sitting.bare_drift_percent.items())
+    print(f"bare loops' own drift (max/min - 1 over {len(sitting.bares)}): {drift}")
+    print("\nreportgen / mean(bare before, bare after) - 1, %")
+    keys = [(k, k) for k in STEP_FIGURES]
+    print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
+    numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
+    for number in numbers:
+        keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
+        print(f"\n{_graph_name(sitting, number)}: bundle - fresh -p, pp")
+        print(tabulate(_pooled_rows(sitting, keys, "pp"), headers=_headers(sitting, "share"), disable_numparse=True))
+    missing = [
+        f"r{run.round} graph {g.graph} ({'no -p report' if g.seed_busy_percent is None else 'no busy in bundle'})"
+        for run in sitting.runs
+        for g in run.graphs
+        if g.seed_busy_percent is None or g.busy_percent is None
+    ]
+    if missing:
+        print(f"\nnot compared (one side measured nothing): {', '.join(missing)}")
+    _costs(sitting)
+    if left := undecided(sitting):
+        print(f"\ntoo wide to decide (the interval straddles a tolerance edge): {', '.join(left)}; add rounds")
+
+
+def _costs(sitting: Sitting) -> None:
+    warm = sitting.warmup
+    print(f"\nwarm-up run (cache {warm.get('inductor_cache')}): {warm.get('wall_s', 0):.1f} s, ", end="")
+    print(f"first-call compile {warm.get('compile_s') or 0:.1f} s")
+    if not sitting.runs:
+        return
+    run = sitting.runs[0]
+    walls = [g.seed_wall_s or 0.0 for g in run.graphs]
+    manual_s = (run.compile_s or 0.0) + sum(walls)
     print(
-        f"\n{bundle_dir.name} on {env.gpus[0].name if env and env.gpus else 'cpu'}: run {run_wall_s:.1f} s", flush=True
+        f"round 1: reportgen run {run.wall_s:.1f} s; first-call compile {run.compile_s or 0:.1f} s + -p runs "
+        f"{' + '.join(f'{w:.1f}' for w in walls) or '0'} s = {manual_s:.1f} s; "
+        f"ratio {run.wall_s / manual_s if manual_s else math.nan:.2f}"
     )
-    keep(bundle=bundle_dir.name, run_wall_s=run_wall_s, stages_s=bundle.manifest.metrics.stages_s)
-    recipe = _recipe(recipe_path, variant)
-    run_env = child_env(recipe, work / "cache" / bundle_dir.name)
-    bares = [_bare(recipe_path, variant, run_env)]
-    keep(bare=bares)
-    seeds = _seed_runs(bundle.manifest, bundle_dir, run_env)
-    print()
-    print(
-        tabulate(_graph_table(bundle.analysis, bundle.capture, seeds), headers=["graph", "reportgen", "-p", "diff", ""])
+
+
+def _dump(sitting: Sitting, out: Path | None) -> None:
+    """Write every number to `out` (atomically: a killed run leaves the previous complete file)."""
+    if out is None:
+        return
+    data = asdict(sitting)
+    for bare, kept in zip(data["bares"], sitting.bares, strict=True):
+        bare["speedup"] = kept.speedup
+    for run, kept_run in zip(data["runs"], sitting.runs, strict=True):
+        run["speedup"] = kept_run.speedup
+    data["step_differences_percent"] = step_differences(sitting)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    tmp.replace(out)
+
+
+# --- the sitting ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """What to run and where."""
+
+    recipe: Path
+    variant: str | None
+    work: Path
+    rounds: int
+    until_decided: int | None
+    tolerance_pct: float
+    tolerance_pp: float
+    json_out: Path | None
+
+
+def compare(plan: Plan) -> Sitting:
+    """Warm-up, bare 0, then rounds of (reportgen, -p per graph, bare) until done; prints as it goes."""
+    sitting = Sitting(
+        recipe=str(plan.recipe),
+        variant=plan.variant,
+        work=str(plan.work),
+        tolerance_pct=plan.tolerance_pct,
+        tolerance_pp=plan.tolerance_pp,
     )
-    bares.append(_bare(recipe_path, variant, run_env))
-    keep(bare=bares)
-    print()
-    headers = ["step (median) [95 % CI]", "reportgen", "bare loop 1", "bare loop 2", "diff vs bare mean", "bare drift"]
-    print(tabulate(_step_table(bundle.manifest, bares), headers=headers))
-    compile_s = bundle.manifest.metrics.compile_time_s or 0.0
-    manual_s = compile_s + sum(wall for _, wall in seeds)
-    print(
-        f"\nreportgen run {run_wall_s:.1f} s; first-call compile {compile_s:.1f} s + -p runs "
-        f"{' + '.join(f'{w:.1f}' for _, w in seeds)} s = {manual_s:.1f} s; ratio {run_wall_s / manual_s:.2f}"
-    )
-    keep(
-        compile_s=compile_s,
-        seeds=[
-            {"busy": s.busy_percent, "wall_ms": s.wall_ms, "categories": s.categories_percent} if s else None
-            for s, _ in seeds
-        ],
-        seed_walls_s=[w for _, w in seeds],
-        ratio=run_wall_s / manual_s,
-    )
-    return result
+    logs, results = plan.work / "logs", plan.work / "results"
+    print(f"work directory {plan.work}; logs in {logs}", flush=True)
+    warm_dir, warm_s = _reportgen(plan.recipe, plan.variant, plan.work, plan.work / "warmup", logs / "warmup.log")
+    warm = _read_run(warm_dir, 0, warm_s)
+    sitting.bundle = warm_dir.name
+    sitting.warmup = {"path": warm.path, "wall_s": warm_s, "compile_s": warm.compile_s}
+    sitting.warmup["inductor_cache"] = warm.inductor_cache
+    print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache})", flush=True)
+    env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
+
+    def bare() -> None:
+        found = _bare(plan.recipe, plan.variant, env, len(sitting.bares), logs)
+        sitting.device = sitting.device or found.device
+        sitting.bares.append(found)
+        print(f"bare {found.index}: eager {found.eager_ms:.3f} ms, compiled {found.compiled_ms:.3f} ms", flush=True)
+        update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)
+        _dump(sitting, plan.json_out)
+
+    def round_() -> None:
+        number = len(sitting.runs) + 1
+        bundle_dir, wall_s = _reportgen(plan.recipe, plan.variant, plan.work, results, logs / f"reportgen-{number}.log")
+        if sitting.runs:
+            sitting.runs[-1].kept_path = _kept_path(bundle_dir)
+        run = _read_run(bundle_dir, number, wall_s)
+        sitting.runs.append(run)
+        print(f"reportgen {number}: {wall_s:.1f} s, eager {run.eager_ms:.3f} ms, compiled {run.compiled_ms:.3f} ms")
+        _dump(sitting, plan.json_out)
+        _seed_runs(run, env, logs)
+        _dump(sitting, plan.json_out)
+        bare()
+
+    bare()
+    for _ in range(plan.rounds):
+        round_()
+    while plan.until_decided is not None and len(sitting.runs) < plan.until_decided and undecided(sitting):
+        print(f"undecided: {', '.join(undecided(sitting))}; round {len(sitting.runs) + 1}", flush=True)
+        round_()
+    report(sitting)
+    return sitting
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recipe", type=Path)
     parser.add_argument("--variant")
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"reportgen runs (default {DEFAULT_ROUNDS})")
+    parser.add_argument(
+        "--until-decided", type=int, metavar="MAX", help="add rounds, up to MAX in all, while a figure is undecided"
+    )
+    parser.add_argument("--tolerance-pct", type=float, default=TOLERANCE_PCT, help="step times and speedup, ±%%")
+    parser.add_argument("--tolerance-pp", type=float, default=TOLERANCE_PP, help="busy %% and shares, ±pp")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temporary one)")
-    parser.add_argument("--json", type=Path, help="write the numbers here")
+    parser.add_argument("--json", type=Path, help="write every number here (rewritten after each process)")
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     args = parser.parse_args()
     if args.bare:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
-    work = args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))
-    compare(args.recipe.resolve(), args.variant, work, args.json)
+    if args.rounds < MIN_ROUNDS:
+        parser.error(f"--rounds must be at least {MIN_ROUNDS} (an interval needs two differences)")
+    if args.until_decided is not None and args.until_decided < args.rounds:
+        parser.error("--until-decided MAX must be at least --rounds")
+    work = (args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    plan = Plan(
+        recipe=args.recipe.resolve(),
+        variant=args.variant,
+        work=work,
+        rounds=args.rounds,
+        until_decided=args.until_decided,
+        tolerance_pct=args.tolerance_pct,
+        tolerance_pp=args.tolerance_pp,
+        json_out=args.json.resolve() if args.json else None,
+    )
+    compare(plan)
     return 0
 
 

@@ -75,7 +75,7 @@ def measure_reportgen(trace: Path) -> dict[str, float]:
     from reportgen.analyze import analyze_trace
 
     imported = time.perf_counter()
-    table, attribution, _ = analyze_trace(trace, "cuda", 3)
+    table, attribution, _, _ = analyze_trace(trace, "cuda", 3)
     done = time.perf_counter()
     busy = [s.busy_percent for s in attribution.steps]
     return {

@@ -123,14 +123,22 @@ def _add_history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--threshold",
         type=_fraction,
         default=None,
-        help="how far a headline metric must move, beyond its intervals, to count (default: the later run's "
-        "recipe `regression_threshold`, 0.05 = 5 %% unless the recipe says otherwise)",
+        help="how far a count or (with 3 pooled runs a side) a step time must move, beyond its intervals, to count "
+        "(default: the later run's recipe `regression_threshold`, 0.05 = 5 %% unless the recipe says otherwise)",
+    )
+    cmp.add_argument(
+        "--device-threshold",
+        type=_fraction,
+        default=None,
+        help="how far device time per step must move, beyond the profiled steps' range, to count (default: the "
+        "later run's recipe `device_regression_threshold`, 0.02 = 2 %% unless the recipe says otherwise)",
     )
     cmp.add_argument(
         "--no-pool",
         action="store_true",
-        help="judge the two bundles alone (default: each side pools the step times of up to 5 runs of its "
-        "recipe, torch, device and git commit kept beside it, so the intervals cover variation between runs)",
+        help="judge the two bundles alone: device figures and counts are judged, step times (host-dependent) "
+        "are not (default: each side pools the step times of up to 5 runs of its recipe, torch, device and git "
+        "commit kept beside it; with 3 or more a side, step times are judged too)",
     )
     hst = sub.add_parser("history", help="list every run kept in a results directory (the history index)")
     hst.add_argument("results", nargs="?", type=Path, default=Path("results"), help="bundle directory")
@@ -161,7 +169,9 @@ def _compare(args: argparse.Namespace) -> int:
         after, before = before, previous_run(before)
         if before is None:
             raise BundleError(f"{after}: no earlier run of this bundle in {after.parent / HISTORY_DIR / after.name}")
-    comparisons = compare_paths(before, after, args.threshold, pool=not args.no_pool)
+    comparisons = compare_paths(
+        before, after, args.threshold, pool=not args.no_pool, device_threshold=args.device_threshold
+    )
     if args.json:
         print(json.dumps([c.model_dump(mode="json") | {"regressed": c.regressed} for c in comparisons], indent=2))
     else:

@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
+from reportgen.analyze.counts import step_counts, step_figures
 from reportgen.analyze.evidence import region_evidence
 from reportgen.analyze.findings import findings
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
@@ -24,11 +25,13 @@ from reportgen.bundle import (
     MAX_TRACE_BYTES,
     Analysis,
     Capture,
+    Figures,
     GraphAnalysis,
     KernelTable,
     Manifest,
     Provenance,
     RegionEvidence,
+    StepFigures,
     bundle_file,
     read_provenance,
 )
@@ -45,6 +48,8 @@ __all__ = [
     "findings",
     "kernel_table",
     "region_evidence",
+    "step_counts",
+    "step_figures",
     "timing_summary",
 ]
 
@@ -73,7 +78,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     device = manifest.environment.device
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
     trace = _confined(bundle_dir, manifest.trace_file)
-    kernels, attribution, regions = analyze_trace(trace, device, profiled_steps)
+    kernels, attribution, regions, compiled = analyze_trace(trace, device, profiled_steps)
     sources = module_index(bundle_dir, manifest.modules)
     graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
@@ -91,6 +96,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         peak=peak_bandwidth(manifest.environment, capture),
         timing=timing_summary(manifest.metrics),
         provenance=provenance,
+        figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 
@@ -119,11 +125,28 @@ def _confined(bundle_dir: Path, relative: str) -> Path:
 
 def analyze_trace(
     path: Path, device: Literal["cuda", "cpu"], profiled_steps: int
-) -> tuple[KernelTable, GraphAttribution, RegionEvidence]:
-    """The trace side of `analyze`: stream the trace, then kernel table, graphs and steps, region evidence."""
+) -> tuple[KernelTable, GraphAttribution, RegionEvidence, StepFigures]:
+    """The trace side of `analyze`: stream the trace, then kernel table, graphs and steps, region evidence, and
+    the side's device figures and counts."""
     trace = read_trace(path, device)
     with paused_gc():
-        return kernel_table(trace, device, profiled_steps), attribute_graphs(trace, device), region_evidence(trace)
+        attribution = attribute_graphs(trace, device)
+        figures = step_figures(trace, device, attribution.steps)
+        return kernel_table(trace, device, profiled_steps), attribution, region_evidence(trace), figures
+
+
+def _eager_figures(bundle_dir: Path, manifest: Manifest, device: Literal["cuda", "cpu"]) -> StepFigures | None:
+    """Eager's figures from its own profiled steps; None without that trace (a warning when it cannot be read:
+    the compiled side's analysis stands)."""
+    if manifest.eager_trace_file is None:
+        return None
+    try:
+        trace = read_trace(_confined(bundle_dir, manifest.eager_trace_file), device)
+        with paused_gc():
+            return step_figures(trace, device, attribute_graphs(trace, device).steps)
+    except AnalysisError as exc:
+        logger.warning("eager figures not read: %s", exc)
+        return None
 
 
 def _with_seed_benchmarks(bundle_dir: Path, graphs: Sequence[GraphAnalysis], capture: Capture) -> list[GraphAnalysis]:

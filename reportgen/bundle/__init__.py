@@ -49,7 +49,15 @@ from reportgen.bundle.categories import (
     category_color,
     seed_category,
 )
-from reportgen.bundle.comparison import CategoryChange, Comparison, KernelChange, MetricChange, Side
+from reportgen.bundle.comparison import (
+    CategoryChange,
+    Comparison,
+    CountChange,
+    KernelChange,
+    MetricChange,
+    Side,
+    Verdict,
+)
 from reportgen.bundle.confine import (
     MAX_JSON_BYTES,
     MAX_MODULE_BYTES,
@@ -65,6 +73,7 @@ from reportgen.bundle.confine import (
 )
 from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
 from reportgen.bundle.discovery import history_runs, holds_manifest, iter_bundles, iter_kept_runs, real_dir
+from reportgen.bundle.figures import COUNTS, GPU_COUNTS, CountName, FigureKind, Figures, StepFigures
 from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
@@ -72,6 +81,7 @@ from reportgen.bundle.layout import (
     CAPTURE_FILE,
     COMPARISON_FILE,
     DAMAGED_DIR,
+    EAGER_TRACE_FILE,
     GRAPHS_DIR,
     HISTORY_DIR,
     HISTORY_INDEX_FILE,
@@ -151,7 +161,10 @@ __all__ = [
     "CATEGORIES",
     "CATEGORY_ORDER",
     "COMPARISON_FILE",
+    "COUNTS",
     "DAMAGED_DIR",
+    "EAGER_TRACE_FILE",
+    "GPU_COUNTS",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -190,7 +203,11 @@ __all__ = [
     "Comparison",
     "CompileDiagnostics",
     "ConcurrentRun",
+    "CountChange",
+    "CountName",
     "Environment",
+    "FigureKind",
+    "Figures",
     "Finding",
     "GpuInfo",
     "GraphAnalysis",
@@ -235,8 +252,10 @@ __all__ = [
     "Side",
     "SourceFrame",
     "StepAnalysis",
+    "StepFigures",
     "StepTimes",
     "TimingSummary",
+    "Verdict",
     "Versions",
     "WrapperInfo",
     "WrapperKind",

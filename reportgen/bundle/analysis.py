@@ -8,6 +8,7 @@ from pydantic import Field
 
 from reportgen.bundle.attribution import KernelOrigin, ProvenanceSummary
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
+from reportgen.bundle.figures import Figures
 from reportgen.bundle.sources import ModuleIndex
 from reportgen.bundle.timing import TimingSummary
 
@@ -218,13 +219,14 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 5
+ANALYSIS_REVISION = 6
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
 3: timing statistics (intervals, noise) and step windows that partition the timeline; 4: the host's noise
 (the host probe's CV and its correlation with the steps) and the noisy-host finding; 5: kernel provenance (each
-kernel row's module and line, time per module and per line) and the findings that name them."""
+kernel row's module and line, time per module and per line) and the findings that name them; 6: the repeatable
+figures (device time and counts per profiled step, eager and compiled: `figures`)."""
 
 
 class PeakBandwidth(BundleModel):
@@ -258,6 +260,9 @@ class Analysis(BundleModel):
     timing: TimingSummary | None = Field(default=None, description="Intervals and noise of the step times.")
     provenance: ProvenanceSummary | None = Field(
         default=None, description="Kernel time per module and per source line; None = provenance not captured."
+    )
+    figures: Figures | None = Field(
+        default=None, description="Device figures and counts per profiled step, eager and compiled (what repeats)."
     )
 
     @property

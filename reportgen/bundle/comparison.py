@@ -8,8 +8,31 @@ from typing import Literal
 from pydantic import Field
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel
+from reportgen.bundle.figures import FigureKind
 
-__all__ = ["CategoryChange", "Comparison", "KernelChange", "MetricChange", "Side"]
+__all__ = ["CategoryChange", "Comparison", "CountChange", "KernelChange", "MetricChange", "Side", "Verdict"]
+
+Verdict = Literal[
+    "regressed",
+    "improved",
+    "changed",
+    "within noise",
+    "host or between-process",
+    "not judged",
+    "host changed",
+    "not measured",
+]
+"""What a compared figure did:
+
+- `regressed` / `improved`: beyond its threshold (and outside both intervals, where it has them);
+- `changed`: a count that moved by less than its threshold (listed, never failing);
+- `within noise`: judged, and it did not move beyond its threshold and intervals;
+- `host or between-process`: a wall figure that moved beyond its threshold and intervals while no device figure or
+  count of the comparison moved: the host's CPU speed or the variation between processes, not the code;
+- `not judged`: a wall figure with fewer than `MIN_WALL_RUNS` runs on a side (one process's intervals miss the
+  variation between processes), or a device figure of a CPU run (CPU time: host-dependent);
+- `host changed`: comparisons written before issue 27 (the host probe moved; read, never written now);
+- `not measured`: a side lacks the figure."""
 
 
 class Side(BundleModel):
@@ -41,12 +64,14 @@ class MetricChange(BundleModel):
     after: float | None
     before_ci: tuple[float, float] | None = None
     after_ci: tuple[float, float] | None = None
-    gated: bool = Field(description="Whether this metric can fail the comparison (it has intervals).")
-    verdict: Literal["regressed", "improved", "within noise", "host changed", "not measured"] = Field(
-        description="`host changed`: the host probe's median moved beyond the threshold between the runs (its "
-        "ratio r) and the step time moved no further than the host may explain (`r ** 2`, see "
-        "`reportgen.compare.diff.HOST_REACH`), so it is not judged; a step time that moved beyond that by the "
-        "threshold and the intervals is still `regressed` (or `improved`)."
+    gated: bool = Field(description="Whether this metric can fail the comparison.")
+    verdict: Verdict
+    kind: FigureKind = Field(
+        default="wall",
+        description="`device` (GPU clock), `count` (exact), `wall` (host-dependent) or `other` (compile time, memory).",
+    )
+    side: Literal["eager", "compiled", "both"] | None = Field(
+        default=None, description="Which side of the run the figure is of; None: neither (compile time, probe)."
     )
 
     @property
@@ -66,6 +91,16 @@ class KernelChange(BundleModel):
     before_us: float | None = Field(description="Device time per profiled step, µs; None = absent.")
     after_us: float | None
     kind: Literal["added", "removed", "slower", "faster"]
+
+
+class CountChange(BundleModel):
+    """An op or kernel name whose count per step changed: what stands behind a changed count."""
+
+    side: Literal["eager", "compiled"]
+    what: Literal["aten op", "kernel"]
+    name: str
+    before: float = Field(description="Per profiled step; 0 = absent.")
+    after: float
 
 
 class CategoryChange(BundleModel):
@@ -88,6 +123,12 @@ class Comparison(BundleModel):
     metrics: list[MetricChange]
     categories: list[CategoryChange] = Field(default_factory=list)
     kernels: list[KernelChange] = Field(default_factory=list)
+    count_changes: list[CountChange] = Field(
+        default_factory=list, description="Ops and kernels whose count per step changed, largest change first."
+    )
+    device_threshold: float | None = Field(
+        default=None, description="The threshold device figures were judged with (None: comparisons before issue 27)."
+    )
     compile_phases_s: dict[str, tuple[float | None, float | None]] = Field(default_factory=dict)
     graph_breaks: tuple[int, int] = (0, 0)
     recompiles: tuple[int, int] = (0, 0)

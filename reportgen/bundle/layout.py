@@ -11,6 +11,7 @@
         comparison.json      Comparison with the run this one replaced (written by the pipeline)
         recipe.yaml          the recipe file as the user wrote it
         trace.json.gz        torch.profiler chrome trace of the profiled compiled steps
+        trace-eager.json.gz  the same of the profiled eager steps (device figures and counts of eager)
         run.log              the run's stdout + stderr, scrubbed of secrets
         graphs/              profiles of each compiled graph run alone (`wrapper.py -p`)
         modules/wrappers/    compiled wrapper modules, one per graph
@@ -31,6 +32,7 @@ __all__ = [
     "CAPTURE_FILE",
     "COMPARISON_FILE",
     "DAMAGED_DIR",
+    "EAGER_TRACE_FILE",
     "GRAPHS_DIR",
     "HISTORY_DIR",
     "HISTORY_INDEX_FILE",
@@ -55,6 +57,7 @@ ANALYSIS_ERROR_FILE = "analysis-error.txt"
 COMPARISON_FILE = "comparison.json"
 RECIPE_FILE = "recipe.yaml"
 TRACE_FILE = "trace.json.gz"
+EAGER_TRACE_FILE = "trace-eager.json.gz"
 LOG_FILE = "run.log"
 GRAPHS_DIR = "graphs"
 MODULES_DIR = "modules"

@@ -191,6 +191,9 @@ class Manifest(BundleModel):
     metrics: Metrics = Field(default_factory=Metrics)
     modules: list[ModuleFile] = Field(default_factory=list)
     trace_file: str | None = None
+    eager_trace_file: str | None = Field(
+        default=None, description="The profiled eager steps' trace (`trace-eager.json.gz`); None before issue 27."
+    )
     log_file: str = LOG_FILE
     capture_file: str | None = Field(default=None, description="`capture.json`, when the run wrote one.")
     redactions: list[Redaction] = Field(

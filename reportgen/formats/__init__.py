@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from reportgen.formats.bounds import BOUND_HINT, DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
 from reportgen.formats.events import (
+    ATEN_PREFIX,
     BACKWARD_SPAN,
     CALL_SPAN_PREFIX,
     CPU_CATS,
@@ -50,6 +51,7 @@ from reportgen.formats.wrapper import (
 )
 
 __all__ = [
+    "ATEN_PREFIX",
     "BACKWARD_SPAN",
     "BOUND_HINT",
     "CALL_SPAN_PREFIX",

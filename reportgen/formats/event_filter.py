@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from reportgen.formats.bounds import DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
-from reportgen.formats.events import CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
+from reportgen.formats.events import ATEN_PREFIX, CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
 from reportgen.formats.trace import TraceEvent
 
 __all__ = ["EventFilter"]
@@ -28,6 +28,9 @@ class EventFilter:
         self.first_us, self.last_us = float("inf"), float("-inf")
         self.seen = 0
         self.events: list[TraceEvent] = []
+        self.ops: list[tuple[str, float]] = []
+        """(name, ts) of the ATen ops not kept as events (GPU traces keep only spans): what the counts need."""
+        self._op_names: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._spans: dict[str, dict[str, bool]] = {}  # cat -> name -> kept: names repeat, decide once
 
@@ -36,6 +39,7 @@ class EventFilter:
         one dict lookup classifies an event, and kept ones become `TraceEvent`s in place."""
         kept = self.events
         add, names, all_cpu_ops = kept.append, self._names, self.all_cpu_ops
+        add_op, op_names = self.ops.append, self._op_names
         decided: dict[str, dict[str, bool]] = {cat: self._spans.setdefault(cat, {}) for cat in CPU_CATS}
         first_us, last_us, seen = self.first_us, self.last_us, 0
         budget = self.bounds.events - self.seen
@@ -71,6 +75,9 @@ class EventFilter:
                     self._hold(name)
                     keep = by_name[name] = all_cpu_ops or is_cpu_span(name, cat) or is_graph_span(name)
                 if not keep:
+                    if ts is not None and name.startswith(ATEN_PREFIX):
+                        held = op_names.get(name)
+                        add_op((held if held is not None else op_names.setdefault(name, name), ts))
                     continue
                 correlation = args.get("correlation") if type(args) is dict else None
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ATEN_PREFIX",
     "BACKWARD_SPAN",
     "CALL_SPAN_PREFIX",
     "CPU_CATS",
@@ -22,6 +23,8 @@ LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
 """Categories of the host calls that launch device work."""
 CPU_CATS = frozenset({"cpu_op", "user_annotation"})
 """Categories of host-side spans and ops."""
+ATEN_PREFIX = "aten::"
+"""Names of the CPU ops the dispatcher runs (`aten::mm`): what the `aten_ops` count counts."""
 STEP_PREFIX = "ProfilerStep#"
 """`prof.step()` marks each profiled step with a span `ProfilerStep#N`."""
 REGION_PREFIX = "Torch-Compiled Region"

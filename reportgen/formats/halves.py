@@ -43,7 +43,7 @@ class _Range:
         self._file.close()
 
 
-_Half = tuple[list[tuple[Any, ...]], float, float, int]
+_Half = tuple[list[tuple[Any, ...]], float, float, int, list[tuple[str, float]]]
 
 
 def _read_range(
@@ -55,7 +55,7 @@ def _read_range(
             chooser.keep(events)
     finally:
         source.close()
-    return [tuple(event) for event in chooser.events], chooser.first_us, chooser.last_us, chooser.seen
+    return [tuple(event) for event in chooser.events], chooser.first_us, chooser.last_us, chooser.seen, chooser.ops
 
 
 class _Split(NamedTuple):
@@ -123,4 +123,5 @@ def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int, bounds: 
     first_us, last_us = min(first_half[1], second_half[1]), max(first_half[2], second_half[2])
     header = read_header(split.head, b"]" + split.trailing, path)
     extent = (first_us, last_us) if first_us <= last_us else None
-    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **header_fields(header))
+    ops = first_half[4] + second_half[4]
+    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, ops=ops, **header_fields(header))

@@ -127,7 +127,14 @@ def _read_stream(path: Path, device: Literal["cuda", "cpu"], bounds: TraceBounds
     finally:
         source.close()
     extent = (chooser.first_us, chooser.last_us) if chooser.first_us <= chooser.last_us else None
-    return Trace(path=path, events=chooser.events, cpu_extent_us=extent, compact=True, **header_fields(header))
+    return Trace(
+        path=path,
+        events=chooser.events,
+        cpu_extent_us=extent,
+        compact=True,
+        ops=chooser.ops,
+        **header_fields(header),
+    )
 
 
 def _explain(path: Path, exc: BaseException, position: int) -> AnalysisError:

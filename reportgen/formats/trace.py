@@ -103,6 +103,7 @@ class Trace:
     :param cpu_extent_us: (first start, last end) of all CPU events, when `events` is a subset
         (`reportgen.formats.stream`); None when `events` holds them all
     :param compact: `events` are `TraceEvent`s already (streamed), not raw events
+    :param ops: (name, ts) of the ATen ops a streamed GPU trace left out of `events` (it keeps only spans there)
     """
 
     path: Path
@@ -113,6 +114,7 @@ class Trace:
     distributed_info: Mapping[str, Any] | None = None
     cpu_extent_us: tuple[float, float] | None = None
     compact: bool = False
+    ops: Sequence[tuple[str, float]] = field(default=(), repr=False)
 
     def records(self) -> Sequence[TraceEvent]:
         """The events as `TraceEvent`s, which is what the analyses read."""

@@ -9,6 +9,7 @@ from reportgen.recipe.env_policy import RUN_OWNED, env_policy_markdown
 from reportgen.recipe.loader import MAX_RECIPE_BYTES, load_recipe, load_recipes, recipe_warnings
 from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules, read_local_modules
 from reportgen.recipe.model import (
+    DEFAULT_DEVICE_THRESHOLD,
     DEFAULT_REGRESSION_THRESHOLD,
     MAX_TIMEOUT_S,
     RESERVED_PAGE_NAMES,
@@ -22,6 +23,7 @@ from reportgen.recipe.model import (
 from reportgen.recipe.reference_docs import recipe_reference_markdown
 
 __all__ = [
+    "DEFAULT_DEVICE_THRESHOLD",
     "DEFAULT_REGRESSION_THRESHOLD",
     "MAX_RECIPE_BYTES",
     "MAX_TIMEOUT_S",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from reportgen.bundle import (
     CAPTURE_FILE,
+    EAGER_TRACE_FILE,
     PROVENANCE_FILE,
     TRACE_FILE,
     Capture,
@@ -199,9 +200,16 @@ def _profile_and_capture(
     from reportgen.run import measure
 
     captures = _Captures(device, out_dir, progress)
-    _log(f"profiling {recipe.profile.profiled_steps} compiled steps")
-    measure.profile_steps(work, compiled, recipe.profile.profiled_steps, out_dir / TRACE_FILE)
+    steps = recipe.profile.profiled_steps
+    _log(f"profiling {steps} compiled steps, then {steps} eager steps")
+    measure.profile_steps(work, compiled, steps, out_dir / TRACE_FILE)
     progress.update(stage="profile", trace_file=TRACE_FILE)
+    # Eager's device figures and counts come from its own profiled steps, recorded as compiled's are.
+    eager = captures.attempt(
+        "eager profile", lambda: measure.profile_steps(work, work.model, steps, out_dir / EAGER_TRACE_FILE)
+    )
+    if eager is not None:
+        progress.update(eager_trace_file=EAGER_TRACE_FILE)
     graphs: list[GraphBenchmark] = []
     if recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not

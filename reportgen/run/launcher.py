@@ -305,6 +305,7 @@ def _populate(
         metrics=result.metrics if result else Metrics(),
         modules=modules,
         trace_file=_existing(bundle, result.trace_file if result else None),
+        eager_trace_file=_existing(bundle, result.eager_trace_file if result else None),
         capture_file=capture_file,
         redactions=scrubber.report(),
         isolation=result.isolation if result else None,

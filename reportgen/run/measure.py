@@ -140,7 +140,7 @@ def peak_memory(workload: Workload, fn: Callable[..., object], cudagraphs: bool 
     return peak
 
 
-def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, trace_path: Path) -> None:
+def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, trace_path: Path) -> Path:
     """Record `steps` steps of `fn` with torch.profiler and export a gzipped chrome trace.
 
     A schedule (one warm-up step, then `steps` active ones) makes the profiler emit
@@ -162,3 +162,4 @@ def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, tra
             if index == steps:
                 workload.synchronize()  # the last step's kernels end inside the recorded window
             prof.step()
+    return trace_path

@@ -37,6 +37,7 @@ class ChildResult(BaseModel):
     environment: Environment | None = None
     metrics: Metrics = Metrics()
     trace_file: str | None = None
+    eager_trace_file: str | None = None
     modules: list[ModuleFile] = []
     capture_file: str | None = None
     isolation: Isolation | None = None

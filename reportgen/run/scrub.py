@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reportgen.bundle import (
+    EAGER_TRACE_FILE,
     GRAPHS_DIR,
     MODULES_DIR,
     RECIPE_FILE,
@@ -129,12 +130,13 @@ class Scrubber:
             return Recipe.model_validate(data)
 
     def scrub_traces(self, bundle: Path) -> None:
-        """Redact the run's profiler traces (`trace.json.gz`, `graphs/*.json.gz`): span names (a
+        """Redact the run's profiler traces (`trace.json.gz`, `trace-eager.json.gz`,
+        `graphs/*.json.gz`): span names (a
         `record_function` label), args. A trace past the bounds of any trace read is removed: no report could
         read or publish it, and it was not scrubbed."""
         graphs = bundle / GRAPHS_DIR
         listed = sorted(graphs.glob("*.json.gz")) if graphs.is_dir() and not graphs.is_symlink() else []
-        for path in [bundle / TRACE_FILE, *listed]:
+        for path in [bundle / TRACE_FILE, bundle / EAGER_TRACE_FILE, *listed]:
             try:
                 plain = is_plain_file(os.lstat(path))  # never through a link, nor an outside file's hard link
             except OSError:

@@ -86,17 +86,24 @@ class OutOfMemory(nn.Module):
 
 
 class Nap(nn.Module):
-    """Sleeps `ms` milliseconds in forward around a tiny matmul: steady step times, with a slow variant planted
-    by a larger `ms` (for the regression gate of `reportgen compare`)."""
+    """Sleeps `ms` milliseconds in forward around a tiny matmul: host time that moves with the host, and the
+    regression gate's planted changes: `extra_matmul` (one more ATen op per step, eager and compiled) and
+    `graph_break` (the same math in two compiled graphs)."""
 
-    def __init__(self, ms: float = 4.0) -> None:
+    def __init__(self, ms: float = 4.0, extra_matmul: bool = False, graph_break: bool = False) -> None:
         super().__init__()
-        self.ms = ms
+        self.ms, self.extra_matmul, self.graph_break = ms, extra_matmul, graph_break
         self.fc = nn.Linear(8, 8)
+        self.extra = nn.Parameter(torch.eye(8))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         time.sleep(self.ms / 1e3)
-        return self.fc(x).relu()
+        x = self.fc(x)
+        if self.graph_break:
+            torch._dynamo.graph_break()
+        if self.extra_matmul:
+            x = x @ self.extra
+        return x.relu()
 
 
 class ProvenanceBlock(nn.Module):
