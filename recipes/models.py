@@ -112,11 +112,30 @@ class TransformerBlock(nn.Module):
 class TinyTransformer(nn.Module):
     """A ViT-style encoder on token embeddings (attention + MLP + layer norm), with a mean-pooled linear head."""
 
-    def __init__(self, dim: int = 512, heads: int = 8, depth: int = 4, mlp_ratio: int = 4, classes: int = 10) -> None:
+    def __init__(
+        self,
+        dim: int = 512,
+        heads: int = 8,
+        depth: int = 4,
+        mlp_ratio: int = 4,
+        classes: int = 10,
+        extra_matmuls: int = 0,
+        graph_break: bool = False,
+    ) -> None:
+        """`extra_matmuls` and `graph_break` plant regressions for the gate's check (`recipes/transformer_*.yaml`): more GPU
+        work (dim x dim matmuls on every token), or the same math in more graphs (a break after the first block)."""
         super().__init__()
         self.blocks = nn.Sequential(*(TransformerBlock(dim, heads, mlp_ratio) for _ in range(depth)))
+        self.extra = nn.Sequential(*(nn.Linear(dim, dim, bias=False) for _ in range(extra_matmuls)))
+        self.graph_break = graph_break
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.norm(self.blocks(x)).mean(dim=1))
+        if self.graph_break:
+            x = self.blocks[0](x)
+            torch._dynamo.graph_break()
+            x = self.blocks[1:](x)
+        else:
+            x = self.blocks(x)
+        return self.head(self.norm(self.extra(x)).mean(dim=1))
