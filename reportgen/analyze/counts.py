@@ -4,7 +4,8 @@ One pass over the trace. A CPU-side event (a runtime or driver call, an ATen op,
 `ProfilerStep#N` span its start lies in, on any thread (the autograd engine's backward runs on its own thread
 inside the step's time); GPU work belongs to the step of its launch (same `correlation`), as in the step
 windows of `timeline.py`. Events outside every step span are not counted; a trace without step spans is one
-step. Names (`cudaLaunchKernel`, `Memcpy HtoD (Pageable -> Device)`) are Kineto's, matched by the substrings
+step; calls inside reportgen's own `MEASUREMENT_SPAN` (the synchronisation ending its window) are not the
+model's and are left out. Names (`cudaLaunchKernel`, `Memcpy HtoD (Pageable -> Device)`) are Kineto's, matched by the substrings
 below; see `reportgen.bundle.figures.COUNTS` for what each count is.
 """
 
@@ -22,6 +23,7 @@ from reportgen.formats import (
     CPU_CATS,
     CPU_SPAN_NAMES,
     LAUNCH_CATS,
+    MEASUREMENT_SPAN,
     STEP_PREFIX,
     Trace,
 )
@@ -72,6 +74,11 @@ def step_counts(trace: Trace, device: Literal["cuda", "cpu"]) -> tuple[_Counts, 
         and e.dur is not None
         and e.dur >= 0
     )
+    own = _Steps(
+        (e.ts, e.ts + e.dur)
+        for e in records
+        if e.name == MEASUREMENT_SPAN and e.ts is not None and e.dur is not None and e.dur >= 0
+    )
     names: list[CountName] = [n for n in COUNTS if device == "cuda" or n not in GPU_COUNTS]
     counts: _Counts = {name: [0] * len(steps) for name in names}
     ops: Counter[str] = Counter()
@@ -93,7 +100,7 @@ def step_counts(trace: Trace, device: Literal["cuda", "cpu"]) -> tuple[_Counts, 
         if cat in ("kernel", "gpu_memcpy"):
             gpu.append((name, cat, e.correlation))
         elif cat in LAUNCH_CATS and device == "cuda":
-            if (step := steps.at(ts)) < 0:
+            if (step := steps.at(ts)) < 0 or (own.spans and own.at(ts) >= 0):
                 continue
             launched[e.correlation] = step
             counts["runtime_calls"][step] += 1

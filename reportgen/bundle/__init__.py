@@ -50,6 +50,7 @@ from reportgen.bundle.categories import (
     seed_category,
 )
 from reportgen.bundle.comparison import (
+    MIN_WALL_RUNS,
     CategoryChange,
     Comparison,
     CountChange,
@@ -178,6 +179,7 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "MAX_WALK_DEPTH",
     "MAX_WALK_ENTRIES",
+    "MIN_WALL_RUNS",
     "MODULES_DIR",
     "NOT_MEASURED",
     "OTHER",

@@ -7,6 +7,7 @@ import statistics
 from pydantic import BaseModel, ConfigDict, Field
 
 from reportgen.bundle.base import BundleModel
+from reportgen.bundle.figures import Figures
 from reportgen.bundle.manifest import Manifest
 
 __all__ = ["AnalysisHead", "RunRecord"]
@@ -32,6 +33,7 @@ class AnalysisHead(_View):
 
     graphs: list[_GraphHead] = []
     kernels: _KernelsHead | None = None
+    figures: Figures | None = None
 
     def busy_percent(self) -> dict[str, float]:
         """Headline busy % per compiled graph (`-p` where measured, else the union; see `GraphAnalysis`)."""
@@ -73,6 +75,15 @@ class RunRecord(BundleModel):
     git_commit: str | None = Field(default=None, description="The recipe's git commit (`+dirty` with changes).")
     busy_percent: dict[str, float] = Field(default_factory=dict, description="Headline busy % per compiled graph.")
     kernel_count: int | None = Field(default=None, description="Distinct kernels in the profiled steps.")
+    device_eager_ms: float | None = Field(
+        default=None, description="Device time per profiled step, eager (median; `Figures`): what repeats."
+    )
+    device_compiled_ms: float | None = Field(default=None, description="Device time per profiled step, compiled.")
+    launches_compiled: float | None = Field(default=None, description="Kernel launches per profiled step, compiled.")
+    aten_ops_compiled: float | None = Field(
+        default=None, description="ATen ops dispatched per profiled step, compiled."
+    )
+    graphs_compiled: float | None = Field(default=None, description="Compiled graphs entered per profiled step.")
     wall_time_s: float | None = Field(
         default=None, description="The whole run, start to end (what a scheduler plans by)."
     )
@@ -88,6 +99,8 @@ class RunRecord(BundleModel):
         """The record of the bundle at `path` with this manifest (and its analysis's head, when analysed)."""
         env, metrics = manifest.environment, manifest.metrics
         versions = env.versions if env else None
+        figures = head.figures if head else None
+        eager, compiled = (figures.eager, figures.compiled) if figures else (None, None)
         return cls(
             path=path,
             name=manifest.name,
@@ -116,5 +129,10 @@ class RunRecord(BundleModel):
             git_commit=manifest.git_commit,
             busy_percent=head.busy_percent() if head else {},
             kernel_count=len(head.kernels.kernels) if head and head.kernels else None,
+            device_eager_ms=eager.device_ms if eager else None,
+            device_compiled_ms=compiled.device_ms if compiled else None,
+            launches_compiled=compiled.count("launches") if compiled else None,
+            aten_ops_compiled=compiled.count("aten_ops") if compiled else None,
+            graphs_compiled=compiled.count("graphs") if compiled else None,
             wall_time_s=manifest.wall_time_s,
         )

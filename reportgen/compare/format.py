@@ -63,8 +63,8 @@ def _render(c: Comparison, t: _Target) -> str:
     parts = [
         f"{'## ' if t.markdown else ''}{t.name(c.name)}: {_side(t, c.before.torch, c.before.device)} → "
         f"{_side(t, c.after.torch, c.after.device)}",
-        r.verdict_text(c, "**" if t.markdown else "", t.text),
-        _table([[t.text_cell(cell) for cell in r.metric_cells(m)] for m in c.metrics], r.COMPARISON_HEADERS, fmt),
+        r.verdict_text(c, "**" if t.markdown else "", t.text, t.name),
+        *_metrics(r, c, t, fmt),
     ]
     if c.categories:
         rows = [
@@ -90,6 +90,24 @@ def _render(c: Comparison, t: _Target) -> str:
     )
     parts += [f"Note: {t.text(note)}" for note in c.notes]
     return "\n\n".join(parts)
+
+
+def _metrics(r: ModuleType, c: Comparison, t: _Target, fmt: str) -> list[str]:
+    """A table per kind of figure under its heading (device figures, counts, wall figures, other), and under the
+    counts the ops and kernels whose count changed."""
+    parts = []
+    for group in r.metric_groups(c):
+        rows = [[t.text_cell(cell) for cell in r.metric_cells(m)] for m in group.metrics]
+        parts += [_heading(group.title, t.markdown), _table(rows, group.headers, fmt)]
+        if group.kind == "count" and c.count_changes:
+            changes = c.count_changes[: r.COMPARISON_COUNT_ROWS]
+            rows = [r.count_change_cells(x, t.name_cell, t.text_cell) for x in changes]
+            more = len(c.count_changes) - len(changes)
+            parts += [
+                _heading("Ops and kernels whose count changed", t.markdown),
+                _table(rows, r.COUNT_CHANGE_HEADERS, fmt) + (f"\n\n… and {more} more." if more > 0 else ""),
+            ]
+    return parts
 
 
 def _kernels(r: ModuleType, kernels: list[KernelChange], threshold: float, t: _Target, fmt: str) -> str:

@@ -11,6 +11,7 @@ __all__ = [
     "FORWARD_SPAN",
     "GPU_WORK_CATS",
     "LAUNCH_CATS",
+    "MEASUREMENT_SPAN",
     "REGION_PREFIX",
     "STEP_PREFIX",
     "is_cpu_span",
@@ -25,6 +26,9 @@ CPU_CATS = frozenset({"cpu_op", "user_annotation"})
 """Categories of host-side spans and ops."""
 ATEN_PREFIX = "aten::"
 """Names of the CPU ops the dispatcher runs (`aten::mm`): what the `aten_ops` count counts."""
+MEASUREMENT_SPAN = "## reportgen: end of the profiled steps ##"
+"""reportgen's own span around the synchronisation that ends its profiled window: the counts leave out the calls
+inside it (the model did not make them)."""
 STEP_PREFIX = "ProfilerStep#"
 """`prof.step()` marks each profiled step with a span `ProfilerStep#N`."""
 REGION_PREFIX = "Torch-Compiled Region"

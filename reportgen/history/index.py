@@ -4,8 +4,10 @@ SQLite because it ships with Python (no dependency, no server), a results direct
 folder, and an index of a few thousand rows answers "runs of recipe X ordered by time" in microseconds.
 A row is keyed by the bundle's path and remembers its manifest's size and mtime and its analysis's mtime: an
 update stats every manifest and analysis and parses only the new or changed ones (of an analysis, only the few
-numbers a record keeps: `AnalysisHead`). A damaged or foreign database file is deleted and rebuilt;
-it is never trusted over the bundles.
+numbers a record keeps: `AnalysisHead`). A row holds the record as JSON, and its figures in columns of their own
+for SQL over the history: the repeatable ones (device time and counts per step; NULL for runs analysed before
+them) beside the host-dependent wall ones. A damaged or foreign database file, or one of another `SCHEMA`, is
+deleted and rebuilt; it is never trusted over the bundles.
 
 A results directory may come from elsewhere with its index: no path stored in the index is followed. Every
 run's path and bundle name are derived from the directories walked (`bundle.iter_kept_runs`: no links, safe
@@ -39,8 +41,8 @@ from reportgen.errors import BundleError
 
 __all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "bundle_home", "find_bundles", "kept_runs_of", "previous_run"]
 
-SCHEMA = 4
-"""`PRAGMA user_version` of today's index; another value means rebuild."""
+SCHEMA = 5
+"""`PRAGMA user_version` of today's index; another value means rebuild (5: the figure columns)."""
 
 _TABLE = """
 CREATE TABLE runs (
@@ -53,11 +55,35 @@ CREATE TABLE runs (
     started_at TEXT NOT NULL,
     torch TEXT,
     device_name TEXT,
+    device_eager_ms REAL,
+    device_compiled_ms REAL,
+    launches_compiled REAL,
+    aten_ops_compiled REAL,
+    graphs_compiled REAL,
+    eager_ms REAL,
+    compiled_ms REAL,
+    speedup REAL,
+    host_probe_ms REAL,
     record TEXT NOT NULL
 );
 CREATE INDEX runs_by_recipe ON runs (recipe, started_at);
 CREATE INDEX runs_by_name ON runs (name, started_at);
 """
+_COLUMNS = ("name", "recipe", "started_at", "torch", "device_name")
+"""The `RunRecord` fields queries filter by, each in a column of its own."""
+_FIGURE_COLUMNS = (
+    "device_eager_ms",
+    "device_compiled_ms",
+    "launches_compiled",
+    "aten_ops_compiled",
+    "graphs_compiled",
+    "eager_ms",
+    "compiled_ms",
+    "speedup",
+    "host_probe_ms",
+)
+"""The `RunRecord` figures kept in columns of their own for SQL over the history: the repeatable ones (device time
+per step, counts per step; NULL for runs analysed before them) beside the host-dependent wall ones."""
 
 
 @dataclass(frozen=True)
@@ -202,19 +228,7 @@ class HistoryIndex:
                     seen.discard(key)
                     continue
                 record = record.model_copy(update={"name": name})  # the directory's name, not the manifest's
-                self._db.execute(
-                    "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        *stamp,
-                        record.name,
-                        record.recipe,
-                        record.started_at,
-                        record.torch,
-                        record.device_name,
-                        record.model_dump_json(),
-                    ),
-                )
+                self._insert(key, stamp, record)
                 if key in known:
                     updated += 1
                 else:
@@ -222,6 +236,18 @@ class HistoryIndex:
             gone = [key for key in known if key not in seen]
             self._db.executemany("DELETE FROM runs WHERE path = ?", [(key,) for key in gone])
         return IndexUpdate(added, updated, len(gone), unchanged, tuple(unreadable))
+
+    def _insert(self, key: str, stamp: tuple[int, int, int], record: RunRecord) -> None:
+        """One run's row: its key, stamp, what queries filter by, its figures in columns, and the whole record."""
+        columns = ("path", "mtime_ns", "size", "analysis_mtime_ns", *_COLUMNS, *_FIGURE_COLUMNS, "record")
+        values = (
+            key,
+            *stamp,
+            *(getattr(record, column) for column in (*_COLUMNS, *_FIGURE_COLUMNS)),
+            record.model_dump_json(),
+        )
+        marks = ", ".join("?" * len(columns))
+        self._db.execute(f"INSERT OR REPLACE INTO runs ({', '.join(columns)}) VALUES ({marks})", values)
 
     def runs(
         self,

@@ -20,6 +20,13 @@ from reportgen.render.comparison import (
     us_text,
     verdict_text,
 )
+from reportgen.render.comparison_text import (
+    COMPARISON_COUNT_ROWS,
+    COUNT_CHANGE_HEADERS,
+    MetricGroup,
+    count_change_cells,
+    metric_groups,
+)
 from reportgen.render.incremental import render_site_pages
 from reportgen.render.markup import MISSING, escape_md, list_table
 from reportgen.render.notebook import Headline, comparison_table
@@ -29,18 +36,23 @@ from reportgen.render.report import draw_charts, inductor_sections, leading_sect
 from reportgen.render.trends import trend_chart
 
 __all__ = [
+    "COMPARISON_COUNT_ROWS",
     "COMPARISON_HEADERS",
     "COMPARISON_KERNEL_ROWS",
+    "COUNT_CHANGE_HEADERS",
     "MISSING",
     "ChartFiles",
     "Headline",
+    "MetricGroup",
     "comparison_table",
+    "count_change_cells",
     "draw_charts",
     "escape_md",
     "inductor_sections",
     "leading_sections",
     "list_table",
     "metric_cells",
+    "metric_groups",
     "pct_text",
     "percent_text",
     "redacted",

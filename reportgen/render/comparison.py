@@ -1,16 +1,38 @@
-"""A bundle's comparison with the run before it (`comparison.json`): its page, its line on the index and the
-report, and the `regressions` finding; the number formats `reportgen compare` prints with (pure)."""
+"""A bundle's comparison with the run before it (`comparison.json`): the verdict, its page, its line on the index
+and the report, and the `regressions` finding (pure); the number formats, which `reportgen compare` prints with
+too, are `render.comparison_text`'s.
+
+A comparison keeps three kinds of figures apart: device figures (the GPU's clock: they repeat), counts (exact for
+a given code) and wall figures (host-dependent). The verdict names the figure that moved, its kind, and the ops
+and kernels behind it; it says when the wall figures were not judged, or moved while the code did not."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from reportgen.bundle import Comparison, Finding, KernelChange, MetricChange, format_ms
+from reportgen.bundle import MIN_WALL_RUNS, Comparison, CountChange, Finding, KernelChange, MetricChange
 from reportgen.escape import one_line
+from reportgen.render.comparison_text import (
+    COMPARISON_COUNT_ROWS,
+    COMPARISON_HEADERS,
+    COUNT_CHANGE_HEADERS,
+    change_text,
+    count_change_cells,
+    count_text,
+    metric_cells,
+    metric_groups,
+    metric_kind,
+    moved_text,
+    pct_text,
+    percent_text,
+    seconds_text,
+    us_text,
+)
 from reportgen.render.markup import MISSING, ORPHAN, code_span, escape_md, list_table
 
 __all__ = [
     "COMPARE_PAGE",
+    "COMPARISON_COUNT_ROWS",
     "COMPARISON_HEADERS",
     "COMPARISON_KERNEL_ROWS",
     "change_text",
@@ -29,106 +51,169 @@ COMPARE_PAGE = "compare"
 """The comparison's page, next to the report (`<bundle>/compare.md`)."""
 COMPARISON_KERNEL_ROWS = 20
 """Kernel changes listed per comparison, largest first; the rest are counted."""
-COMPARISON_HEADERS = ["metric", "before [95 % CI]", "after [95 % CI]", "change", "verdict"]
+VERDICT_NAMES = 3
+"""Ops or kernels the verdict sentence names behind a moved figure (the page's tables list more)."""
+FINDING_NAMES = 5
+"""Ops and kernels the `regressions` finding lists behind the figures that regressed."""
+
+Text = Callable[[str], str]
+"""Writes what a bundle says for one target (`reportgen.escape`): MyST, Markdown, the terminal, a finding."""
 
 
-def percent_text(fraction: float) -> str:
-    return f"{100 * fraction:g} %"
+def verdict_text(c: Comparison, bold: str = "**", text: Text = escape_md, name: Text = code_span) -> str:
+    """A few sentences: the figures that regressed (each with its kind) or that none did, the ops and kernels
+    behind a moved count or device time, and what the wall figures did (not judged, or moved without the code).
 
-
-def change_text(m: MetricChange) -> str:
-    return MISSING if m.change is None else f"{100 * m.change:+.1f} %"
-
-
-def pct_text(before: float | None, after: float | None) -> str:
-    if before is None or after is None or before == 0:
-        return MISSING
-    return f"{100 * (after / before - 1):+.1f} %"
-
-
-def us_text(value: float | None) -> str:
-    return MISSING if value is None else f"{value:,.1f} µs"
-
-
-def seconds_text(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.2f}"
-
-
-def _value(value: float | None, ci: tuple[float, float] | None, unit: str) -> str:
-    if value is None:
-        return MISSING
-
-    def number(x: float) -> str:
-        return format_ms(x) if unit == "ms" else f"{x:.3f}" if unit == "x" else f"{x:.2f}"
-
-    text = f"{number(value)}{unit}" if unit == "x" else f"{number(value)} {unit}"
-    return text + (f" [{number(ci[0])}–{number(ci[1])}]" if ci else "")
-
-
-def metric_cells(m: MetricChange) -> list[str]:
-    """A headline metric's row: name, before and after with their intervals, change, verdict."""
-    return [
-        m.name,
-        _value(m.before, m.before_ci, m.unit),
-        _value(m.after, m.after_ci, m.unit),
-        change_text(m),
-        m.verdict + ("" if m.gated else " (not gated: no interval)" if m.verdict != "not measured" else ""),
-    ]
-
-
-def verdict_text(c: Comparison, bold: str = "**", text: Callable[[str], str] = escape_md) -> str:
-    """One sentence: what regressed (and whether the device agrees), why nothing was judged, or no regression.
-
-    :param text: writes a metric's name for the target (`reportgen.escape`): MyST text by default
+    :param text: writes a metric's or graph's name as prose for the target: MyST text by default
+    :param name: writes an op's or kernel's name for the target: a MyST code span by default
     """
-    if regressed := c.regressions:
-        what = ", ".join(f"{text(m.name)} {change_text(m)}" for m in regressed)
-        caution = _host_moved(c) + _host_side(c)
-        beyond = percent_text(c.threshold)
+    sentences = [_headline(c, bold, text), *_behind(c, text, name, VERDICT_NAMES), _cpu_words(c), *_wall_words(c, text)]
+    return " ".join(s for s in sentences if s)
+
+
+def _cpu_words(c: Comparison) -> str:
+    """Device figures of a CPU run are CPU time, which the host moves: shown, not judged."""
+    if any(metric_kind(m) == "device" and m.verdict == "not judged" for m in c.metrics):
+        return "Device figures not judged: on a CPU run they are CPU time, which the host's speed moves."
+    return ""
+
+
+def _device_threshold(c: Comparison) -> float:
+    return c.threshold if c.device_threshold is None else c.device_threshold
+
+
+def _why(c: Comparison, m: MetricChange) -> str:
+    """Why a moved figure counts: its kind and what it moved beyond."""
+    kind = metric_kind(m)
+    if kind == "device":
+        return f"a device figure: beyond {percent_text(_device_threshold(c))} and outside the profiled steps' range"
+    if kind == "count":
+        values = f"{count_text(m.before)} → {count_text(m.after)}; "
+        return f"{values}a count: exact for a given code, beyond {percent_text(c.threshold)}"
+    if kind == "wall":
         return (
-            f"{bold}Regressed{bold}: {what} (beyond {beyond} and outside the 95 % intervals; {_runs_text(c)}).{caution}"
+            f"a wall figure, host-dependent: beyond {percent_text(c.threshold)} and outside the 95 % intervals, "
+            f"{_runs_text(c)}"
         )
-    if (shift := _host_shift(c)) is not None:
+    return f"beyond {percent_text(c.threshold)}"
+
+
+def _regressed(c: Comparison, m: MetricChange, text: Text) -> str:
+    """`kernel launches per step, compiled +23.1 % (13 → 16; a count: exact for a given code, beyond 5 %)`."""
+    return f"{text(m.name)} {change_text(m)} ({_why(c, m)})"
+
+
+def _headline(c: Comparison, bold: str, text: Text) -> str:
+    if regressed := c.regressions:
+        return f"{bold}Regressed{bold}: " + "; ".join(_regressed(c, m, text) for m in regressed) + "."
+    if (shift := _legacy_host_shift(c)) is not None:
         return (
             f"{bold}Not judged{bold}: the host's CPU speed differed between the runs (a fixed CPU workload took "
-            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; a step time that moved no further than "
-            "that may explain is not judged (launch-bound steps are CPU time). Compare runs made on a quiet machine."
+            f"{100 * shift:+.1f} % as long), beyond {percent_text(c.threshold)}; this comparison was made before "
+            "device figures and counts were judged."
         )
-    return f"{bold}No regression{bold} beyond {percent_text(c.threshold)} and the 95 % intervals ({_runs_text(c)})."
+    judged = _judged(c)
+    if not judged:
+        return (
+            f"{bold}Not judged{bold}: neither device figures nor counts on both sides, and no wall figure judged "
+            f"({_runs_text(c)})."
+        )
+    head = f"{bold}No regression{bold}: {', '.join(judged)}."
+    return (
+        head + _listed(c, "improved", "Improved", text) + _listed(c, "changed", "Changed, within the threshold", text)
+    )
 
 
-def _host_shift(c: Comparison) -> float | None:
-    """The host probe's change when it moved beyond the threshold (its verdict `host changed`), else None."""
+def _judged(c: Comparison) -> list[str]:
+    """What the gate judged, by kind, and that it did not regress."""
+    kinds = {metric_kind(m) for m in c.metrics if m.gated}
+    pct = percent_text(c.threshold)
+    words = {
+        "device": f"device time per step within {percent_text(_device_threshold(c))} or the profiled steps' range",
+        "count": f"no count grew beyond {pct}",
+        "wall": f"wall figures within {pct} or the 95 % intervals ({_runs_text(c)})",
+    }
+    return [text for kind, text in words.items() if kind in kinds]
+
+
+def _listed(c: Comparison, verdict: str, label: str, text: Text) -> str:
+    moved = [m for m in c.metrics if m.gated and m.verdict == verdict]
+    return f" {label}: {'; '.join(moved_text(m, text) for m in moved)}." if moved else ""
+
+
+def _legacy_host_shift(c: Comparison) -> float | None:
+    """The host probe's change in a comparison written before issue 27 whose host moved (`host changed`)."""
     probe = next((m for m in c.metrics if m.name.startswith("host probe")), None)
     return probe.change if probe is not None and probe.verdict == "host changed" else None
 
 
-def _host_moved(c: Comparison) -> str:
-    """When the host probe moved too: the step times were judged beyond what the host's change may explain."""
-    if (shift := _host_shift(c)) is None:
-        return ""
-    return (
-        f" The host's CPU speed changed too (a fixed CPU workload took {100 * shift:+.1f} % as long): the "
-        "step times moved beyond what that may explain."
-    )
+def _count_change_text(x: CountChange, name: Text) -> str:
+    return f"{name(x.name)} ({x.what}, {x.side}) {count_text(x.before)} → {count_text(x.after)} per step"
 
 
-def _host_side(c: Comparison) -> str:
-    """When step times regressed but device time per step did not move: where the change must be, and what to do."""
-    device = next((m for m in c.metrics if m.name == "device time per step"), None)
-    if device is None or device.change is None or abs(device.change) > c.threshold:
-        return ""
-    pooled = c.before.pooled and c.after.pooled
-    return (
-        f" Device time per step moved {change_text(device)}: the change is on the host side (Python, launches) or "
-        "variation between processes, which "
-        + (
-            "the pooled runs did not show."
-            if pooled
-            else "one run's intervals do not cover; run the recipe again: each side pools the runs of one recipe, "
-            "torch, device and commit kept in its results directory."
+def _kernel_change_text(k: KernelChange, text: Text, name: Text) -> str:
+    how = f"{k.kind} {pct_text(k.before_us, k.after_us)}" if k.kind in ("slower", "faster") else k.kind
+    return f"{name(k.name)} ({text(k.graph)}) {how}"
+
+
+def _moved(c: Comparison) -> list[MetricChange]:
+    return [m for m in c.metrics if m.gated and m.verdict in ("regressed", "improved", "changed")]
+
+
+def _behind_counts(c: Comparison) -> list[CountChange]:
+    """The op and kernel names whose count changed, on the sides where a count moved."""
+    sides = {m.side for m in _moved(c) if metric_kind(m) == "count"}
+    return [x for x in c.count_changes if x.side in sides]
+
+
+def _behind_device(c: Comparison) -> list[KernelChange]:
+    """The kernel diff, largest change first, when a device figure regressed or improved."""
+    if not any(metric_kind(m) == "device" and m.verdict != "changed" for m in _moved(c)):
+        return []
+    return _largest(c.kernels)
+
+
+def _largest(kernels: list[KernelChange]) -> list[KernelChange]:
+    return sorted(kernels, key=lambda k: -abs((k.after_us or 0.0) - (k.before_us or 0.0)))
+
+
+def _some(items: Sequence[str], total: int) -> str:
+    return ", ".join(items) + (f" and {total - len(items)} more" if total > len(items) else "")
+
+
+def _behind(c: Comparison, text: Text, name: Text, limit: int) -> list[str]:
+    out = []
+    if counts := _behind_counts(c):
+        shown = [_count_change_text(x, name) for x in counts[:limit]]
+        out.append(f"Behind the counts: {_some(shown, len(counts))}.")
+    if kernels := _behind_device(c):
+        shown = [_kernel_change_text(k, text, name) for k in kernels[:limit]]
+        out.append(f"Behind the device time: {_some(shown, len(kernels))}.")
+    return out
+
+
+def _wall_words(c: Comparison, text: Text) -> list[str]:
+    """What the wall figures did: moved while the code did not (the host's or between processes), not judged."""
+    wall = [m for m in c.metrics if metric_kind(m) == "wall"]
+    probe = next((m for m in wall if m.name.startswith("host probe")), None)
+    probe_moved = probe is not None and probe.verdict == "host or between-process"
+    out = []
+    if hosty := [m for m in wall if m.verdict == "host or between-process" and m is not probe]:
+        out.append(
+            f"{'; '.join(moved_text(m, text) for m in hosty)} moved while no device figure or count did: the host's "
+            "CPU speed or the variation between processes, not the code (not failing)"
+            + (f"; the host probe moved {change_text(probe)}." if probe is not None and probe_moved else ".")
         )
-    )
+    elif probe is not None and probe_moved:
+        out.append(f"The host probe moved {change_text(probe)}: the host's CPU speed differed between the runs.")
+    if any(m.verdict == "not judged" for m in wall):
+        out.append(
+            f"Wall figures (host-dependent) not judged: {_runs_text(c)}, under {MIN_WALL_RUNS} runs a side for their "
+            "intervals to "
+            "cover the variation between processes; each side pools the kept runs of its identity, so run the "
+            "recipe again."
+        )
+    return out
 
 
 def _runs_text(c: Comparison) -> str:
@@ -141,38 +226,49 @@ def _runs_text(c: Comparison) -> str:
 
 
 def since_previous(c: Comparison) -> str:
-    """A short MyST line for the index: the compiled step time's change and the verdict, linked to the page."""
-    compiled = next((m for m in c.metrics if m.name == "compiled median"), None)
-    change = change_text(compiled) if compiled is not None else MISSING
+    """A short MyST line for the index: the compiled device time's change (the compiled median's for comparisons
+    without device figures) and the verdict, linked to the page."""
+    device = next(
+        (m for m in c.metrics if metric_kind(m) == "device" and m.side == "compiled" and m.unit == "ms"), None
+    )
+    if device is not None and device.change is not None:
+        lead = f"compiled device time {change_text(device)}"
+    else:
+        compiled = next((m for m in c.metrics if m.name == "compiled median"), None)
+        lead = f"compiled {change_text(compiled) if compiled is not None else MISSING}"
     verdict = "not comparable" if not c.comparable else "**regressed**" if c.regressions else "ok"
-    return f"compiled {change}, {verdict}"
+    return f"{lead}, {verdict}"
+
+
+def _finding_name(name: str) -> str:
+    """A name in a finding's evidence: a code span (the finding convention), its backticks dropped."""
+    return f"`{one_line(name.replace('`', ''))}`"
 
 
 def regression_finding(c: Comparison) -> Finding | None:
-    """The report's `regressions` finding: a gated headline metric regressed against the comparable run before."""
+    """The report's `regressions` finding: a gated figure regressed against the comparable run before; it names
+    the figures, their kind, and the ops and kernels behind them."""
     if not (c.comparable and c.regressions):
         return None
     lines = [
         f"Compared with the run of {one_line(c.before.started_at or 'unknown date')} "
         f"(torch {one_line(c.before.torch or '?')}): "
-        + ", ".join(f"{one_line(m.name)} {change_text(m)}" for m in c.regressions)
-        + f", beyond {percent_text(c.threshold)} and outside the 95 % intervals ({_runs_text(c)})."
-        + _host_moved(c)
-        + _host_side(c),
+        + "; ".join(_regressed(c, m, one_line) for m in c.regressions)
+        + ".",
     ]
-    slower = [k for k in c.kernels if k.kind in ("slower", "added")][:5]
-    lines += [
-        f"- `{one_line(k.name).replace('`', '')}` ({one_line(k.graph)}): {k.kind}, {pct_text(k.before_us, k.after_us)}"
-        for k in slower
-    ]
+    lines += [f"- {_count_change_text(x, _finding_name)}" for x in _behind_counts(c)[:FINDING_NAMES]]
+    slower_run = any(metric_kind(m) != "count" for m in c.regressions)  # device or wall time, not only counts
+    slower = [k for k in _largest(c.kernels) if k.kind in ("slower", "added")] if slower_run else []
+    lines += [f"- {_kernel_change_text(k, one_line, _finding_name)}" for k in slower[:FINDING_NAMES]]
+    lines += _wall_words(c, one_line)
     return Finding(
         rule="regressions",
         severity="problem",
-        title="Slower than the previous run",
+        title="Slower than the previous run" if slower_run else "More work per step than the previous run",
         evidence="\n".join(lines),
-        suggestion="Open the comparison page for the kernel-level diff; run the recipe again to rule out a noisy "
-        "host or process: the gate pools the kept runs of one recipe, torch, device and commit on each side, so a "
-        "spread between them reads as noise.",
+        suggestion="Open the comparison page for the kernel-level diff and the ops and kernels whose counts "
+        "changed. Device figures and counts repeat from run to run of the same code whatever the host does: a "
+        "change there is the code's, torch's or the input's.",
     )
 
 
@@ -191,32 +287,58 @@ def _kernel_rows(kernels: list[KernelChange]) -> list[list[str]]:
     ]
 
 
+def _count_changes(c: Comparison) -> list[str]:
+    """The ops and kernels whose count per step changed, under the counts table."""
+    if not c.count_changes:
+        return []
+    rows = [count_change_cells(x, code_span, escape_md) for x in c.count_changes[:COMPARISON_COUNT_ROWS]]
+    more = len(c.count_changes) - COMPARISON_COUNT_ROWS
+    return [
+        "### Ops and kernels whose count changed",
+        list_table(COUNT_CHANGE_HEADERS, rows),
+        *([f"… and {more} more."] if more > 0 else []),
+    ]
+
+
+def _metric_sections(c: Comparison) -> list[str]:
+    """A table per kind of figure: device figures, counts (with the names behind them), wall figures, other."""
+    parts = []
+    for group in metric_groups(c):
+        rows = [[escape_md(cell) for cell in metric_cells(m)] for m in group.metrics]
+        parts += [f"## {group.title}", group.about, list_table(group.headers, rows)]
+        if group.kind == "count":
+            parts += _count_changes(c)
+    return parts
+
+
+def _categories(c: Comparison) -> list[str]:
+    if not c.categories:
+        return []
+    rows = [
+        [
+            escape_md(x.graph),
+            escape_md(x.category),
+            us_text(x.before_us),
+            us_text(x.after_us),
+            pct_text(x.before_us, x.after_us),
+        ]
+        for x in c.categories
+    ]
+    return ["## Device time per step by category", list_table(["graph", "category", "before", "after", "change"], rows)]
+
+
 def comparison_page(c: Comparison, title: str) -> str:
-    """The comparison's page: headline metrics with their intervals, categories, kernels, compile phases."""
+    """The comparison's page: the verdict, a table per kind of figure, categories, kernels, compile phases."""
     side = [f"{escape_md(s.started_at or MISSING)}, torch {escape_md(s.torch or '?')}" for s in (c.before, c.after)]
     parts = [
         ORPHAN,
         f"# {escape_md(title)}: compared with the run before",
         f"Before: {side[0]}. After (this report): {side[1]}. [Back to the report](index.md)",
         verdict_text(c),
-        list_table(COMPARISON_HEADERS, [[escape_md(cell) for cell in metric_cells(m)] for m in c.metrics]),
+        *_metric_sections(c),
+        *_categories(c),
+        "## Kernels that changed",
     ]
-    if c.categories:
-        rows = [
-            [
-                escape_md(x.graph),
-                escape_md(x.category),
-                us_text(x.before_us),
-                us_text(x.after_us),
-                pct_text(x.before_us, x.after_us),
-            ]
-            for x in c.categories
-        ]
-        parts += [
-            "## Device time per step by category",
-            list_table(["graph", "category", "before", "after", "change"], rows),
-        ]
-    parts.append("## Kernels that changed")
     if c.kernels:
         headers = ["graph", "kernel", "category", "how", "before", "after", "change"]
         parts.append(list_table(headers, _kernel_rows(c.kernels)))

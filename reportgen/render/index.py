@@ -105,8 +105,8 @@ def _index_table(entries: Sequence[IndexEntry]) -> str:
         "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
         "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
         "compile: first-call compile time; trend: compiled median step time over the kept runs (links to the "
-        "trend page); since previous: the compiled median's change against the run before, and whether a headline "
-        "number regressed beyond its noise (links to the comparison)."
+        "trend page); since previous: the compiled device time's change against the run before (the compiled "
+        "median's for runs without device figures), and whether a gated figure regressed (links to the comparison)."
     )
     return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 

@@ -22,7 +22,14 @@ from reportgen.bundle import (
 )
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, SORTABLE, code_block, code_span, escape_md, figure, list_table
-from reportgen.render.timing_text import median_text, speedup_text, timing_method
+from reportgen.render.timing_text import (
+    WALL_HEADING,
+    host_probe_text,
+    median_text,
+    repeats_section,
+    speedup_text,
+    timing_method,
+)
 
 __all__ = ["ChartFiles", "report_page", "report_title", "speedup_text"]
 
@@ -58,13 +65,18 @@ def _summary(bundle: Bundle) -> str:
         ("Task", recipe.task),
         ("AMP", recipe.amp),
         ("Compile mode", escape_md(recipe.compile.mode)),
+        ("Status", f"**{manifest.status.value}**"),
+    ]
+    wall = [
         ("Eager median", median_text(metrics.eager, ci.eager_median_ci_ms, ci.eager_cv)),
         ("Compiled median", median_text(metrics.compiled, ci.compiled_median_ci_ms, ci.compiled_cv)),
         ("Speedup", speedup_text(metrics, ci)),
+        ("Host probe", host_probe_text(metrics)),
         ("Compile time", _compile_time(manifest)),
-        ("Status", f"**{manifest.status.value}**"),
     ]
-    return "\n\n".join(part for part in ("## Summary", _bullets(items), timing_method(metrics, ci)) if part)
+    repeats = repeats_section(bundle.analysis.figures, metrics) if bundle.analysis else ""  # what repeats leads
+    parts = ("## Summary", _bullets(items), repeats, WALL_HEADING, _bullets(wall), timing_method(metrics, ci))
+    return "\n\n".join(part for part in parts if part)
 
 
 CACHE_NOTES: dict[InductorCache, str] = {

@@ -56,7 +56,7 @@ def _steps(axes: Axes, xs: list[int], runs: Sequence[RunRecord]) -> None:
                 [p[0] for p in points], [p[1] for p in points], yerr=[lower, upper], label=label, marker="o",
                 color=colour, capsize=3,
             )  # fmt: skip
-    axes.set_ylabel("median step (ms)\nbars: IQR")
+    axes.set_ylabel("wall step (ms)\nhost-dependent\nbars: IQR")
     axes.legend(loc="best", fontsize=8)
 
 
@@ -81,12 +81,17 @@ def _mark_versions(panels: Sequence[Axes], runs: Sequence[RunRecord]) -> None:
 
 
 def trend_chart(runs: Sequence[RunRecord], path: Path) -> Path:
-    """Step times (with inter-quartile bars), speedup, compile time, peak memory, busy % per graph and kernel
-    count, run by run (a panel without a value in any run is left out); a dashed line where the torch version
-    changed."""
+    """Wall step times (with inter-quartile bars; host-dependent), device time per step (what repeats), speedup,
+    compile time, peak memory, busy % per graph and kernel count, run by run (a panel without a value in any run is
+    left out); a dashed line where the torch version changed."""
     peak = [r.peak_memory_compiled_bytes / _GiB if r.peak_memory_compiled_bytes else None for r in runs]
     graphs = sorted({g for r in runs for g in r.busy_percent})
+    device: list[tuple[str | None, Sequence[float | None]]] = [
+        ("eager", [r.device_eager_ms for r in runs]),
+        ("compiled", [r.device_compiled_ms for r in runs]),
+    ]
     lines: list[tuple[str, list[tuple[str | None, Sequence[float | None]]]]] = [
+        ("device per step\n(ms), repeats", device),
         ("speedup (x)", [(None, [r.speedup for r in runs])]),
         ("compile (s)", [(None, [r.compile_s for r in runs])]),
         ("peak memory,\ncompiled (GiB)", [(None, peak)]),
@@ -134,6 +139,10 @@ def _num(value: float | None, spec: str) -> str:
     return f"{value:{spec}}" if plottable(value) else MISSING
 
 
+def _ms(value: float | None) -> str:
+    return format_ms(value) if plottable(value) else MISSING
+
+
 def _row(run: RunRecord, latest: bool) -> list[str]:
     link = "index.md" if latest else f"../{run_page(run)}/index.md"
     started = escape_md(run.started_at[:16].replace("T", " "))
@@ -146,8 +155,11 @@ def _row(run: RunRecord, latest: bool) -> list[str]:
         code_span(run.git_commit[:12] + ("+dirty" if run.git_commit.endswith("+dirty") else ""))
         if run.git_commit
         else MISSING,
-        MISSING if run.eager_ms is None else format_ms(run.eager_ms),
-        MISSING if run.compiled_ms is None else format_ms(run.compiled_ms),
+        _ms(run.device_eager_ms),
+        _ms(run.device_compiled_ms),
+        _num(run.launches_compiled, ",.0f"),
+        _ms(run.eager_ms),
+        _ms(run.compiled_ms),
         _num(run.speedup, ".2f") + ("×" if plottable(run.speedup) else ""),
         _num(run.compile_s, ".1f"),
         _num(run.peak_memory_compiled_bytes / _GiB if run.peak_memory_compiled_bytes else None, ".2f"),
@@ -158,22 +170,36 @@ def _row(run: RunRecord, latest: bool) -> list[str]:
 
 def history_page(title: str, runs: Sequence[RunRecord], chart: str | None) -> str:
     """The trend page: the charts, then one row per run (newest first), each linked to its report."""
-    headers = ["run", "status", "torch", "device", "commit", "eager ms", "compiled ms", "speedup", "compile s"]
-    headers += ["peak GiB", "kernels", "busy %"]
+    headers = ["run", "status", "torch", "device", "commit", "device eager ms", "device compiled ms"]
+    headers += [
+        "launches",
+        "wall eager ms",
+        "wall compiled ms",
+        "speedup",
+        "compile s",
+        "peak GiB",
+        "kernels",
+        "busy %",
+    ]
     rows = [_row(r, i == len(runs) - 1) for i, r in reversed(list(enumerate(runs)))]
     parts = [
         ORPHAN,
         f"# {escape_md(title)}: history",
         f"{len(runs)} runs of this bundle are kept, oldest first on the charts, newest first in the table; each "
-        "row links to that run's report. A dashed line marks a change of torch version. [Latest report](index.md)",
+        "row links to that run's report. A dashed line marks a change of torch version. Device time per step (the "
+        "GPU's clock over the profiled steps) and launches per compiled step repeat from run to run of the same "
+        "code; wall step times and the speedup depend on the host's CPU speed and vary between processes. "
+        "[Latest report](index.md)",
     ]
     if chart:
         parts.append(
             figure(
                 chart,
-                "Step times, speedup, compile time, peak memory, busy % and kernel count of each kept run",
-                "Median step times with their inter-quartile range, speedup, first-call compile time, peak memory "
-                "of the compiled steps, busy % per compiled graph and distinct kernels, oldest run first.",
+                "Wall step times, device time per step, speedup, compile time, peak memory, busy % and kernel count "
+                "of each kept run",
+                "Median wall step times with their inter-quartile range (host-dependent), median device time per "
+                "profiled step (repeats), speedup, first-call compile time, peak memory of the compiled steps, busy % "
+                "per compiled graph and distinct kernels, oldest run first.",
             )
         )
     parts.append(list_table(headers, rows, classes=SORTABLE))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from reportgen.analyze import attribute_graphs, step_counts, step_figures
-from reportgen.formats import read_trace
+from reportgen.formats import MEASUREMENT_SPAN, read_trace
 from reportgen.formats.trace import load_trace
 from tests.data import H100_FIXTURE, H200_MIXNET_TRACE
 
@@ -52,7 +52,8 @@ def _two_steps() -> _Trace:
     kernels 3,
     copies 1 (HtoD; the DtoD copy is not one), ATen ops 3 (one on the backward thread), graphs 1;
     step 1: launches 1, runtime calls 1, kernels 1 (run after the step ended: counted where it was launched),
-    ATen ops 1, graphs 2 (a graph break). Outside both steps: a launch and an op, not counted.
+    ATen ops 1, graphs 2 (a graph break); reportgen's synchronisation in its own span is not the model's. Outside
+    both steps: a launch and an op, not counted.
     """
     t = _Trace()
     t.cpu("ProfilerStep#4", 0, 100, cat="user_annotation")
@@ -72,6 +73,8 @@ def _two_steps() -> _Trace:
     t.cpu("## Call CompiledFxGraph fdef ##", 130, 10)
     t.cpu("aten::relu", 131)
     t.gpu("triton_poi_fused_3", t.runtime("cuLaunchKernel", 195), 230)
+    t.cpu(MEASUREMENT_SPAN, 196, 3, cat="user_annotation")  # reportgen's own synchronisation: not counted
+    t.runtime("cudaDeviceSynchronize", 197)
     t.gpu("outside", t.runtime("cudaLaunchKernel", 250), 260)
     t.cpu("aten::outside", 251)
     return t

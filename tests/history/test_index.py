@@ -119,7 +119,8 @@ def test_compare_with_one_bundle_takes_the_run_it_replaced(tmp_path: Path, capsy
     _run(tmp_path, "quickstart", "2026-11-02T10:00:00Z", compiled_ms=120.0)
     main(["compare", str(latest), "--json"])
     [data] = json.loads(capsys.readouterr().out)
-    assert data["metrics"][1]["before"] == 80.0 and data["metrics"][1]["after"] == 120.0
+    compiled = {m["name"]: m for m in data["metrics"]}["compiled median"]
+    assert (compiled["before"], compiled["after"], compiled["kind"]) == (80.0, 120.0, "wall")
 
 
 def test_index_over_500_bundles_is_fast(tmp_path: Path) -> None:
@@ -181,7 +182,8 @@ def _plant(results: Path, key: str, path: str, name: str | None = None) -> None:
         db.execute("UPDATE runs SET record = ? WHERE path = ?", (json.dumps(data), key))
         fake = {**data, "path": "../../elsewhere/secret", "name": "quickstart"}
         db.execute(
-            "INSERT INTO runs VALUES (?, 1, 1, 0, 'quickstart', 'quickstart', '2026-11-03', NULL, NULL, ?)",
+            "INSERT INTO runs (path, mtime_ns, size, analysis_mtime_ns, name, recipe, started_at, record) "
+            "VALUES (?, 1, 1, 0, 'quickstart', 'quickstart', '2026-11-03', ?)",
             ("../../elsewhere/secret", json.dumps(fake)),
         )
     db.close()

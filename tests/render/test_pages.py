@@ -115,7 +115,8 @@ def _with_timing(bundle: Bundle, timing: TimingSummary | None) -> Bundle:
 def test_summary_shows_intervals_noise_and_the_timing_method(tmp_path: Path, make_bundle: MakeBundle) -> None:
     bundle = _with_timing(load_bundle(make_bundle(tmp_path, "mixnet")), TIMING)
     summary = report_page(bundle, CHARTS).split("## Summary\n\n", 1)[1].split("\n\n## ", 1)[0]
-    bullets, method = summary.split("\n\n")
+    wall = summary.split("### Wall figures (host-dependent)\n\n", 1)[1]
+    _, bullets, method = wall.split("\n\n")
     assert "- **Eager median:** 120.00 ms (95 % interval 118.80–121.20 ms), CV 2.6 %" in bullets.splitlines()
     assert "- **Compiled median:** 80.00 ms (95 % interval 79.20–80.80 ms), CV 2.5 %" in bullets.splitlines()
     assert "- **Speedup:** 1.50× (95 % interval 1.46–1.53×)" in bullets.splitlines()

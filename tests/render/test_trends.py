@@ -87,3 +87,23 @@ def test_panels_without_a_value_in_any_run_are_left_out(tmp_path: Path) -> None:
     bare = _png_height(trend_chart(RUNS, tmp_path / "bare.png"))
     fuller = [r.model_copy(update={"busy_percent": {"fwd#0": 40.0}, "kernel_count": 7}) for r in RUNS]
     assert _png_height(trend_chart(fuller, tmp_path / "fuller.png")) - bare == round(2 * 1.6 * 110)
+
+
+def test_device_time_per_step_stands_beside_the_wall_step_time(tmp_path: Path) -> None:
+    """What repeats (device time per step, launches) and what the host moves (wall step times), labelled."""
+    runs = [
+        RUNS[0],
+        RUNS[1].model_copy(update={"device_eager_ms": 6.1, "device_compiled_ms": 2.275, "launches_compiled": 40.0}),
+    ]
+    text = history_page("quickstart", runs, None)
+    header = text.split("* - run\n", 1)[1].split("* - ", 1)[0]
+    assert header.startswith(
+        "  - status\n  - torch\n  - device\n  - commit\n  - device eager ms\n  - device compiled ms\n"
+    )
+    assert "  - launches\n  - wall eager ms\n  - wall compiled ms\n" in header
+    newest, oldest = text.split("* - ")[2:4]
+    assert "  - 6.10\n  - 2.27\n  - 40\n  - 12.00\n  - 8.20\n" in newest  # device, launches, then wall
+    assert "  - —\n  - —\n  - —\n  - 12.00\n  - 8.00\n" in oldest  # recorded before the figures
+    assert "Device time per step (the GPU's clock over the profiled steps)" in text and "depend on the host" in text
+    bare = _png_height(trend_chart(RUNS, tmp_path / "bare.png"))
+    assert _png_height(trend_chart(runs, tmp_path / "device.png")) - bare == round(1.6 * 110)  # one panel more
