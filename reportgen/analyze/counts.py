@@ -115,17 +115,24 @@ def step_counts(trace: Trace, device: Literal["cuda", "cpu"]) -> tuple[_Counts, 
     for name, ts in trace.ops:
         aten(name, ts)
     if device == "cuda":
-        for name, cat, correlation in gpu:
-            step = launched.get(correlation, -1) if correlation is not None else -1
-            if step < 0:
-                continue
-            if cat == "kernel":
-                counts["kernels"][step] += 1
-                kernels[name] += 1
-            elif any(marker in name for marker in HOST_COPY_MARKERS):
-                counts["copies"][step] += 1
+        _count_gpu_work(gpu, launched, counts, kernels)
     counts["graphs"] = calls if any(calls) else aot
     return counts, ops, kernels, len(steps)
+
+
+def _count_gpu_work(
+    gpu: list[tuple[str, str, object]], launched: dict[object, int], counts: _Counts, kernels: Counter[str]
+) -> None:
+    """Kernels and host↔device copies, each in the step its launch lies in (none without a counted launch)."""
+    for name, cat, correlation in gpu:
+        step = launched.get(correlation, -1) if correlation is not None else -1
+        if step < 0:
+            continue
+        if cat == "kernel":
+            counts["kernels"][step] += 1
+            kernels[name] += 1
+        elif any(marker in name for marker in HOST_COPY_MARKERS):
+            counts["copies"][step] += 1
 
 
 def step_figures(trace: Trace, device: Literal["cuda", "cpu"], steps: Sequence[StepAnalysis]) -> StepFigures:

@@ -4,29 +4,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from reportgen.analyze import analyze, timing_summary
 from reportgen.bundle import (
-    COUNTS,
     MANIFEST_FILE,
     MIN_WALL_RUNS,
     Bundle,
     CategoryChange,
     Comparison,
-    CountChange,
     Figures,
     KernelChange,
     MetricChange,
     RunRecord,
     RunStatus,
     Side,
-    StepFigures,
     TimingSummary,
-    Verdict,
     iter_bundles,
     load_bundle,
 )
+from reportgen.compare.judge import count_changes, count_metrics, device_metrics, metric, wall_metrics
 from reportgen.compare.pool import Headline, Run, headline, pooled_runs
 from reportgen.errors import BundleError, ReportgenError
 from reportgen.recipe import DEFAULT_REGRESSION_THRESHOLD
@@ -38,9 +34,6 @@ MIN_KERNEL_SHARE = 0.005
 """Kernel changes smaller than this fraction of their graph's time per step are left out of the diff."""
 
 _GiB = float(1 << 30)
-
-COUNT_CHANGE_ROWS = 40
-"""Op and kernel names kept per comparison whose count per step changed, largest change first."""
 
 
 def compare_paths(
@@ -118,7 +111,7 @@ def compare_bundles(
         ),
         categories=_categories(before_us, after_us),
         kernels=_kernels(before_us, after_us, threshold),
-        count_changes=_count_changes(_figures(old), _figures(new)),
+        count_changes=count_changes(_figures(old), _figures(new)),
         device_threshold=device_threshold,
         compile_phases_s={p: tuple(d.compile_phases_s.get(p) if d else None for d in diagnostics) for p in phases},  # type: ignore[misc]
         graph_breaks=tuple(len(d.graph_breaks) if d else 0 for d in diagnostics),  # type: ignore[arg-type]
@@ -209,18 +202,18 @@ def _metrics(
     """Device figures, counts, wall figures (judged last: they read whether the others moved), then the rest."""
     threshold, device_threshold = thresholds
     figures = (_figures(old), _figures(new))
-    device = _device_metrics(figures, device_threshold)
-    counts = _count_metrics(figures, threshold)
+    device = device_metrics(figures, device_threshold)
+    counts = count_metrics(figures, threshold)
     moved = any(m.verdict in ("regressed", "improved", "changed") for m in device + counts if m.gated)
-    wall = _wall_metrics(headlines, threshold, judged=min(runs) >= MIN_WALL_RUNS, code_moved=moved)
+    wall = wall_metrics(headlines, threshold, judged=min(runs) >= MIN_WALL_RUNS, code_moved=moved)
     a, b = old.manifest.metrics, new.manifest.metrics
 
     def peak(value: int | None) -> float | None:
         return value / _GiB if value is not None else None
 
     other = [
-        _metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold),
-        _metric(
+        metric("compile time", "s", "lower", a.compile_time_s, b.compile_time_s, None, None, threshold),
+        metric(
             "peak memory, compiled",
             "GiB",
             "lower",
@@ -232,174 +225,6 @@ def _metrics(
         ),
     ]
     return device + counts + wall + [m.model_copy(update={"kind": "other"}) for m in other]
-
-
-_Sides = tuple[Figures | None, Figures | None]
-_SIDES: tuple[Literal["eager", "compiled"], ...] = ("eager", "compiled")
-
-
-def _side_figures(figures: Figures | None, side: str) -> StepFigures | None:
-    if figures is None:
-        return None
-    return figures.eager if side == "eager" else figures.compiled
-
-
-def _device_metrics(figures: _Sides, threshold: float) -> list[MetricChange]:
-    """Device time per step (gated on GPU runs: the GPU's clock), GPU-active time and the device speedup (shown).
-
-    A device figure's interval is the range of its profiled steps: the steps of one run repeat within a fraction
-    of a percent, so a change beyond the threshold and outside both ranges is the code's (or the GPU's)."""
-    on_gpu = all(f is not None and f.device == "cuda" for f in figures)
-    out: list[MetricChange] = []
-    for side in _SIDES:
-        a, b = (_side_figures(f, side) for f in figures)
-        ranges = (a.device_range_ms if a else None, b.device_range_ms if b else None)
-        device = _metric(
-            f"device time per step, {side}",
-            "ms",
-            "lower",
-            a.device_ms if a else None,
-            b.device_ms if b else None,
-            *ranges,
-            threshold,
-        )
-        if not on_gpu and device.verdict != "not measured":  # CPU time: the host's speed moves it
-            device = device.model_copy(update={"verdict": "not judged", "gated": False})
-        active = _metric(
-            f"GPU-active time per step, {side}",
-            "ms",
-            "lower",
-            a.active_ms if a else None,
-            b.active_ms if b else None,
-            None,
-            None,
-            threshold,
-        )
-        out += [
-            device.model_copy(update={"kind": "device", "side": side}),
-            active.model_copy(update={"kind": "device", "side": side, "gated": False}),
-        ]
-    speedups = [f.device_speedup if f else None for f in figures]
-    speedup = _metric("device speedup", "x", "higher", speedups[0], speedups[1], None, None, threshold)
-    return [*out, speedup.model_copy(update={"kind": "device", "side": "both"})]
-
-
-def _count_metrics(figures: _Sides, threshold: float) -> list[MetricChange]:
-    """Each count per step, eager and compiled: exact for a given code and input. Growth beyond the threshold
-    regresses, shrinking beyond it improves, any smaller change is `changed` (listed, not failing); a count
-    neither side can have (GPU counts of CPU runs) is left out."""
-    out: list[MetricChange] = []
-    for side in _SIDES:
-        a, b = (_side_figures(f, side) for f in figures)
-        for name, words in COUNTS.items():
-            before, after = (x.count(name) if x else None for x in (a, b))
-            if before is None and after is None:
-                continue
-            out.append(
-                MetricChange(
-                    name=f"{words} per step, {side}",
-                    unit="",
-                    better="lower",
-                    before=before,
-                    after=after,
-                    gated=before is not None and after is not None,
-                    verdict=_count_verdict(before, after, threshold),
-                    kind="count",
-                    side=side,
-                )
-            )
-    return out
-
-
-def _count_verdict(before: float | None, after: float | None, threshold: float) -> Verdict:
-    if before is None or after is None:
-        return "not measured"
-    if after == before:
-        return "within noise"
-    if before == 0:
-        return "regressed"  # something the step never did
-    change = after / before - 1.0
-    return "regressed" if change > threshold else "improved" if change < -threshold else "changed"
-
-
-def _wall_metrics(
-    headlines: tuple[Headline, Headline], threshold: float, judged: bool, code_moved: bool
-) -> list[MetricChange]:
-    """Step times and the wall speedup, judged only with `MIN_WALL_RUNS` runs a side; a move beyond the threshold
-    and the intervals while no device figure or count moved is `host or between-process` (not failing). The host
-    probe is shown, never gated."""
-    old_h, new_h = headlines
-    out = []
-    for name, side, better, x, y in (
-        ("eager median", "eager", "lower", old_h.eager, new_h.eager),
-        ("compiled median", "compiled", "lower", old_h.compiled, new_h.compiled),
-        ("speedup", "both", "higher", old_h.speedup, new_h.speedup),
-    ):
-        m = _metric(
-            name, "ms" if name != "speedup" else "x", better, x.value, y.value, x.interval, y.interval, threshold
-        )
-        if m.verdict != "not measured":
-            if not judged:
-                m = m.model_copy(update={"verdict": "not judged", "gated": False})
-            elif m.verdict in ("regressed", "improved") and not code_moved:
-                m = m.model_copy(update={"verdict": "host or between-process", "gated": False})
-        out.append(m.model_copy(update={"kind": "wall", "side": side}))
-    host = _metric(
-        "host probe (CPU speed)", "ms", "lower", old_h.host_probe_ms, new_h.host_probe_ms, None, None, threshold
-    )
-    if host.change is not None:
-        moved = abs(host.change) > threshold
-        host = host.model_copy(update={"verdict": "host or between-process" if moved else "within noise"})
-    return [*out, host.model_copy(update={"kind": "wall", "gated": False})]
-
-
-def _count_changes(before: Figures | None, after: Figures | None) -> list[CountChange]:
-    """Ops and kernels whose count per step changed, each side, largest change first (`COUNT_CHANGE_ROWS`)."""
-    out: list[CountChange] = []
-    for side in _SIDES:
-        a, b = _side_figures(before, side), _side_figures(after, side)
-        if a is None or b is None:
-            continue
-        for what, x, y in (("aten op", a.aten_ops, b.aten_ops), ("kernel", a.kernels, b.kernels)):
-            for name in set(x) | set(y):
-                old, new = x.get(name, 0.0), y.get(name, 0.0)
-                if old != new:
-                    out.append(CountChange(side=side, what=what, name=name, before=old, after=new))  # type: ignore[arg-type]
-    out.sort(key=lambda c: (-abs(c.after - c.before), c.side, c.name))
-    return out[:COUNT_CHANGE_ROWS]
-
-
-def _metric(
-    name: str,
-    unit: str,
-    better: str,
-    before: float | None,
-    after: float | None,
-    before_ci: tuple[float, float] | None,
-    after_ci: tuple[float, float] | None,
-    threshold: float,
-) -> MetricChange:
-    """A metric with intervals on both sides is gated: it regressed only beyond the threshold and the intervals."""
-    gated = before_ci is not None and after_ci is not None
-    if before is None or after is None or before <= 0:
-        verdict: Verdict = "not measured"
-    else:
-        change = after / before - 1.0
-        worse = change > threshold if better == "lower" else change < -threshold
-        better_ = change < -threshold if better == "lower" else change > threshold
-        apart = not gated or before_ci[1] < after_ci[0] or after_ci[1] < before_ci[0]  # type: ignore[index]
-        verdict = "regressed" if worse and apart else "improved" if better_ and apart else "within noise"
-    return MetricChange(
-        name=name,
-        unit=unit,
-        better=better,  # type: ignore[arg-type]
-        before=before,
-        after=after,
-        before_ci=before_ci,
-        after_ci=after_ci,
-        gated=gated,
-        verdict=verdict,
-    )
 
 
 _PerStep = dict[str, dict[tuple[str, str], float]]

@@ -37,9 +37,7 @@ RECIPE_FORMAT: Final = 1
 DEFAULT_REGRESSION_THRESHOLD: Final = 0.05
 """A headline metric must move by more than this fraction (and beyond its intervals) to count as a regression."""
 DEFAULT_DEVICE_THRESHOLD: Final = 0.02
-"""Device figures repeat far better than step times (five runs of the transformer recipe on one H200: device
-time per step within 0.26 %, step times within 39 %), so they are judged with a tighter threshold: an extra
-matmul of 5 % of the step's GPU work must fail the gate."""
+"""Device time repeats within a fraction of a percent (step times: within tens of percent), so a 5 % matmul fails."""
 
 AMP = Literal["none", "fp16", "bf16"]
 DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
@@ -283,15 +281,12 @@ class Recipe(_Strict):
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)
     regression_threshold: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] = Field(
         default=DEFAULT_REGRESSION_THRESHOLD,
-        description="How far (a fraction: 0.05 = 5 %) a headline step time or speedup must move, beyond both runs' "
-        "95 % intervals, to count as a regression in `reportgen compare` and the report's `regressions` finding. "
-        "Raise it for a recipe whose host is noisy. Counts (kernels, launches, ATen ops per step) that grow beyond it "
-        "regress too.",
+        description="How far (a fraction: 0.05 = 5 %) a count per step, or with 3 runs a side a step time beyond "
+        "both sides' 95 % intervals, must grow to regress in `reportgen compare` and the `regressions` finding.",
     )
     device_regression_threshold: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] = Field(
         default=DEFAULT_DEVICE_THRESHOLD,
-        description="How far (a fraction) device time per step (the GPU's own clock: it repeats within a fraction of "
-        "a percent) must move, beyond both runs' ranges over their profiled steps, to count as a regression.",
+        description="How far (a fraction) device time per step must grow, beyond both runs' step ranges, to regress.",
     )
 
     variants: list[Variant] = Field(
@@ -396,10 +391,8 @@ class Recipe(_Strict):
 
 
 STORED_CONTEXT: dict[str, bool] = {"stored_recipe": True}
-"""Validation context of a recipe read back from a bundle (`Manifest.recipe`): the policy a recipe must meet to
-*run* (loader variables opted in, printable title and description) was applied when it ran, possibly by an older
-reportgen; a stored recipe is data, escaped wherever it is shown, so a later, stricter policy never makes an
-earlier run unreadable. `reportgen reproduce` loads the bundle's recipe.yaml again, under the whole policy."""
+"""Validation context of a recipe read back from a bundle: the run policy was applied when it ran, and a later, stricter
+one never makes an earlier run unreadable (it is data, escaped). `reproduce` reloads recipe.yaml under the policy."""
 
 
 def _stored(info: ValidationInfo) -> bool:
