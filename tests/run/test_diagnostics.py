@@ -219,7 +219,13 @@ def _assert_phases_fit(diagnostics: CompileDiagnostics, wall_s: float) -> None:
 def test_model_with_breaks_training_reports_three_located_breaks(tmp_path: Path) -> None:
     d, extra, stderr = _diagnose(tmp_path, TRAIN_WITH_BREAKS)
     source = (ROOT / "recipes" / "models.py").read_text().splitlines()
-    break_lines = [f"recipes/models.py:{i}" for i, text in enumerate(source, 1) if "_dynamo.graph_break()" in text]
+    start = source.index("class ModelWithBreaks(nn.Module):")
+    end = next(i for i in range(start + 1, len(source)) if source[i].startswith("class "))
+    break_lines = [
+        f"recipes/models.py:{i}"
+        for i, text in enumerate(source, 1)
+        if start < i <= end and "_dynamo.graph_break()" in text
+    ]
     assert len(break_lines) == 3
     assert sum(b.count for b in d.graph_breaks) == 3
     assert sorted(b.location or "" for b in d.graph_breaks) == break_lines
