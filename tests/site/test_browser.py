@@ -204,6 +204,35 @@ def test_a_wide_table_does_not_scroll_the_page(
         page.close()
 
 
+_TOC_JS = (
+    "(() => { const d = document.querySelector('.toc-drawer'); const r = d.getBoundingClientRect();"
+    " return {left: r.left, width: r.width, window: window.innerWidth,"
+    " tallest: Math.max(0, ...[...d.querySelectorAll('.toc-tree a')].map(a => a.getBoundingClientRect().height))}; })()"
+)
+
+
+@pytest.mark.parametrize("width", [800, 1280, 1400, 1920])
+def test_the_table_of_contents_is_readable_beside_wide_tables(browser: Browser, site_url: str, width: int) -> None:
+    """At furo's widths with a table of contents (>= 82em) it keeps its 15em beside a report's wide kernel tables
+    (issue 29: squeezed to a letter a line at 1400 px); below, it is the theme's drawer, off-screen."""
+    page, problems = _open(browser, site_url + WIDE, width=width)
+    try:
+        toc: dict[str, float] = page.evaluate(_TOC_JS)
+        assert page.evaluate(_PAGE_OVERFLOW_JS) == 0, "the page scrolls sideways"
+        if width >= 82 * 16:
+            assert toc["left"] < toc["window"] and toc["width"] >= 15 * 16 - 1, toc
+            line: float = page.evaluate(
+                "parseFloat(getComputedStyle(document.querySelector('.toc-tree a')).lineHeight)"
+            )
+            assert toc["tallest"] <= 3 * line, f"a table-of-contents entry wraps over {toc['tallest'] / line:.0f} lines"
+        else:
+            assert toc["left"] >= toc["window"], f"the table of contents should be a drawer off-screen at {width} px"
+        page.screenshot(path=str(_artifacts() / f"toc-{width}.png"), full_page=False)
+        assert problems == []
+    finally:
+        page.close()
+
+
 def _column(page: Page, index: int) -> list[str]:
     cells: list[str] = page.evaluate(
         f"[...document.querySelector('{ALL_KERNELS} table.reportgen-sortable').tBodies[0].rows]"
