@@ -10,6 +10,8 @@ MyST text (pages)             `myst_text`            one line; every character w
                                                      backslash-escaped: no roles, directives, HTML, links
 MyST literal (pages)          `myst_literal`         one line as an inline code span no backtick can end
 MyST code block (pages)       `myst_block`           lines as a fenced block no line of them can close
+MyST from Markdown (pages)    `myst_markdown`        a recipe's description: paragraphs, lists, emphasis,
+                                                     code and http(s) links kept, all else as text
 MyST role text (`{doc}`)      `myst_role_text`       one line without the characters that end a role
 HTML attribute                `html_attribute`       one line, `&<>"'` as entities
 URL path segment / docname    `path_segment`         a safe name kept as is, anything else encoded
@@ -30,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "CONTROLS",
@@ -42,6 +45,7 @@ __all__ = [
     "markdown_text",
     "myst_block",
     "myst_literal",
+    "myst_markdown",
     "myst_role_text",
     "myst_text",
     "one_line",
@@ -148,6 +152,68 @@ def myst_block(text: str, language: str = "text") -> str:
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+")
+"""Link targets kept from a description: http(s) URLs of characters that cannot end a MyST link or start markup."""
+_INLINE_MARKS = {"em_open": "*", "em_close": "*", "strong_open": "**", "strong_close": "**"}
+
+
+def myst_markdown(text: str) -> str:
+    """A recipe description's Markdown as MyST that shows it formatted and runs nothing: paragraphs, lists,
+    emphasis, inline code, code blocks and http(s) links are kept (every text in them escaped as `myst_text`
+    escapes it); headings become bold paragraphs; raw HTML, images, roles, directives and math are text."""
+    from markdown_it import MarkdownIt  # a dependency of myst-parser and rich; loaded only where a page needs it
+
+    parser = MarkdownIt("commonmark", {"html": False}).disable(["image", "html_block", "html_inline"])
+    blocks: list[str] = []
+    lists: list[str] = []
+    heading = item_start = False
+    for token in parser.parse(visible(text)):
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            lists.append("- " if kind == "bullet_list_open" else "1. ")
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            lists.pop()
+        elif kind == "list_item_open":
+            item_start = True
+        elif kind in ("heading_open", "heading_close"):
+            heading = kind == "heading_open"
+        elif kind == "inline":
+            line = _inline(token.children or [])
+            if heading and line:
+                line = f"**{line}**"
+            if lists:  # inside a list item: its first paragraph carries the marker, the others are indented
+                indent = "   " * (len(lists) - 1)
+                line = indent + (lists[-1] if item_start else "   ") + line
+                item_start = False
+            blocks.append(line)
+        elif kind in ("fence", "code_block") and token.content.strip():  # the fence's info string is dropped
+            blocks.append(myst_block(token.content))
+    return "\n\n".join(block for block in blocks if block.strip())
+
+
+def _inline(children: Sequence[object]) -> str:
+    out: list[str] = []
+    href: str | None = None
+    for child in children:
+        kind, content = getattr(child, "type", ""), getattr(child, "content", "")
+        if kind == "text":
+            out.append(_MYST_SPECIAL.sub(r"\\\1", content))
+        elif kind == "code_inline":
+            out.append(myst_literal(content))
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif kind in _INLINE_MARKS:
+            out.append(_INLINE_MARKS[kind])
+        elif kind == "link_open":
+            target = str(getattr(child, "attrs", {}).get("href", ""))
+            href = target if _SAFE_URL.fullmatch(target) else None
+            out.append("[" if href else "")
+        elif kind == "link_close":
+            out.append(f"]({href})" if href else "")
+            href = None
+    return _LINE_START_NUMBER.sub(r"\1\\\2", "".join(out).strip())
 
 
 def myst_role_text(text: str) -> str:

@@ -15,6 +15,7 @@ from reportgen.escape import (
     markdown_text,
     myst_block,
     myst_literal,
+    myst_markdown,
     myst_text,
     path_segment,
     safe_segment,
@@ -96,3 +97,29 @@ def test_pull_request_markdown_links_nothing() -> None:
 def test_chart_text_is_never_mathtext() -> None:
     assert chart_text("$x^{$") == "\\$x^{\\$"
     assert html_attribute("\" onmouseover='x'") == "&quot; onmouseover=&#x27;x&#x27;"
+
+
+def test_a_description_keeps_its_markdown_and_nothing_runs() -> None:
+    """Issue 29: `random-weight \\`mixnet_l\\`` showed its backticks. Kept: paragraphs, lists, emphasis, code, http(s)
+    links (an image becomes its link); headings become bold; raw HTML, roles, math, directives and other link
+    schemes are text."""
+    text = (
+        "random-weight `mixnet_l`, **bold**, *em* and [docs](https://pytorch.org/docs).\n\n"
+        "- one\n- two `x`\n\n"
+        "# Head\n\n"
+        "```{include} /etc/passwd\n:start-line: 1\n```\n\n"
+        "<img src=x onerror=alert(1)> ![i](https://x/y.png) $x^2$ {eval-rst}`y` [js](javascript:alert(1))\n\n"
+        "1. first\n2. second\n"
+    )
+    assert myst_markdown(text).split("\n\n") == [
+        "random\\-weight `mixnet_l`, **bold**, *em* and [docs](https://pytorch.org/docs).",
+        "- one",
+        "- two `x`",
+        "**Head**",
+        "```text\n:start-line: 1\n```",
+        "\\<img src\\=x onerror\\=alert\\(1\\)\\> \\![i](https://x/y.png) \\$x\\^2\\$ \\{eval\\-rst\\}`y` "
+        "\\[js\\]\\(javascript\\:alert\\(1\\)\\)",
+        "1. first",
+        "1. second",
+    ]
+    assert myst_markdown("a\x1b[31m\u202eb") == "a\\\\x1b\\[31m\\\\u202eb"

@@ -6,7 +6,6 @@ written and can never inject MyST directives, roles or HTML.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from reportgen.bundle import (
     RunStatus,
     TimingSummary,
 )
+from reportgen.escape import myst_markdown
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, SORTABLE, code_block, code_span, escape_md, figure, list_table
 from reportgen.render.timing_text import (
@@ -220,8 +220,8 @@ def report_title(manifest: Manifest) -> str:
 
 
 def _description(text: str) -> str:
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    return "\n\n".join(escape_md(p) for p in paragraphs)
+    """The recipe's description as the Markdown it is written in, shown safely (`reportgen.escape.myst_markdown`)."""
+    return myst_markdown(text)
 
 
 def _variant(manifest: Manifest) -> str:
