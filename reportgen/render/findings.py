@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from reportgen.bundle import CompileDiagnostics, Finding, RegionEvidence, reason_headline
-from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table, location_span, plural
 
 __all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "regions_section"]
 
@@ -118,7 +118,11 @@ def _graph_breaks(diagnostics: CompileDiagnostics) -> str:
     if not breaks:
         return "### Graph breaks\n\nNo graph breaks."
     rows = [
-        [_inline(reason_headline(b.reason)) or MISSING, code_span(b.location or "") or MISSING, str(b.count)]
+        [
+            _inline(reason_headline(b.reason)) or MISSING,
+            location_span(b.location) if b.location else MISSING,
+            str(b.count),
+        ]
         for b in breaks
     ]
     total = plural(sum(b.count for b in breaks), "graph break")

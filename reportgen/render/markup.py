@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
 
 from reportgen.bundle import NOT_MEASURED
-from reportgen.escape import myst_block, myst_literal, myst_role_text, myst_text, path_segment
+from reportgen.escape import html_attribute, myst_block, myst_literal, myst_role_text, myst_text, path_segment
 
 __all__ = [
     "MAX_TABLE_ROWS",
@@ -20,8 +22,10 @@ __all__ = [
     "escape_md",
     "figure",
     "list_table",
+    "location_span",
     "page_name",
     "plural",
+    "short_path",
 ]
 
 MISSING = NOT_MEASURED
@@ -84,3 +88,24 @@ def figure(file: str, alt: str, caption: str) -> str:
 def plural(count: int, noun: str) -> str:
     """`1 kernel`, `2 kernels`."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+_PACKAGE_ROOT = re.compile(r".*/(?:site|dist)-packages/|.*/lib/python\d+(?:\.\d+)?/")
+"""Where an installed package's (or the standard library's) own path starts: `…/site-packages/timm/…`."""
+
+
+def short_path(path: str) -> str:
+    """A source path as a reader names it: relative to its package root (`timm/layers/norm_act.py:136`), else the
+    last two parts of an absolute path (`recipes/models.py:29`); a relative path as it is."""
+    if match := _PACKAGE_ROOT.match(path):
+        return path[match.end() :]
+    parts = PurePosixPath(path).parts
+    return "/".join(parts[-2:]) if path.startswith("/") and len(parts) > 3 else path
+
+
+def location_span(location: str) -> str:
+    """A source location as a code span of its short path, the whole path on hover (an escaped `title`)."""
+    short = short_path(location)
+    if short == location:
+        return code_span(location)
+    return f'<span title="{html_attribute(location)}">{code_span(short)}</span>'

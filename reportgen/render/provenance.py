@@ -5,10 +5,8 @@ Pure functions of the bundle model; `render.report` places the section after the
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
 from reportgen.bundle import Analysis, KernelOrigin, ProvenanceSummary
-from reportgen.render.markup import MISSING, SORTABLE, code_span, escape_md, list_table
+from reportgen.render.markup import MISSING, SORTABLE, code_span, escape_md, list_table, location_span
 
 __all__ = ["origin_cells", "provenance_section"]
 
@@ -16,12 +14,6 @@ _TOP_MODULES = 25
 _TOP_LINES = 25
 ROOT_LABEL = "(model)"
 """How the compiled model's own `forward` (module path '') is shown."""
-
-
-def _short_file(file: str) -> str:
-    """The last two parts of a path: `timm/layers/norm_act.py` → `layers/norm_act.py`."""
-    parts = PurePath(file).parts
-    return "/".join(parts[-2:]) if parts else file
 
 
 def _module(path: str | None) -> str:
@@ -35,7 +27,7 @@ def origin_cells(origins: list[KernelOrigin]) -> tuple[str, str]:
     top = origins[0]
     more = f" (+{len(origins) - 1})" if len(origins) > 1 else ""
     approx = " ≈" if top.match == "op" else ""
-    where = MISSING if top.file is None else code_span(f"{_short_file(top.file)}:{top.line}")
+    where = MISSING if top.file is None else location_span(f"{top.file}:{top.line}")
     return _module(top.module_path) + more + approx, where
 
 
@@ -65,7 +57,7 @@ def _modules_table(summary: ProvenanceSummary) -> str:
 def _lines_table(summary: ProvenanceSummary) -> str:
     rows = [
         [
-            code_span(f"{_short_file(row.file)}:{row.line}"),
+            location_span(f"{row.file}:{row.line}"),
             code_span(row.function) if row.function else MISSING,
             _module(row.module_path),
             _ms(row.forward_us),
