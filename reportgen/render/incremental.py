@@ -43,7 +43,7 @@ from reportgen.bundle import (
     write_if_changed,
 )
 from reportgen.errors import ReportgenError
-from reportgen.render.index import BrokenBundle, IndexEntry, index_page
+from reportgen.render.index import OVERVIEW_FILE, BrokenBundle, IndexEntry, index_page, overview_page
 from reportgen.render.markup import page_name
 from reportgen.render.report import SPEEDUPS_PNG, RenderedReport, draw_speedups, render_report
 from reportgen.render.trends import run_page
@@ -70,6 +70,8 @@ class _Record(BaseModel):
     row: list[str] | None = None
     speedup: float | None = None
     broken: str | None = None
+    rank: int = 0
+    overview: list[str] = []
 
 
 class _State(BaseModel):
@@ -217,6 +219,7 @@ def _update(record: _Record, key: str, result: RenderedReport | BrokenBundle) ->
             entry.speedup,
             None,
         )
+        record.rank, record.overview = entry.rank, list(entry.overview)
 
 
 def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) -> tuple[set[str], str]:
@@ -225,7 +228,11 @@ def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) 
     :param drawn: the hash of the bars the chart on disk shows
     :returns: their files, and the hash of the bars now drawn
     """
-    entries = [IndexEntry(name, tuple(r.row), r.speedup) for name, r in records.items() if r.row is not None]
+    entries = [
+        IndexEntry(name, tuple(r.row), r.speedup, r.rank, tuple(r.overview))
+        for name, r in records.items()
+        if r.row is not None
+    ]
     broken = [BrokenBundle(name, r.broken) for name, r in records.items() if r.broken is not None]
     speedups = [(e.name, e.speedup) for e in entries if e.speedup is not None]
     bars = hashlib.sha256(repr(speedups).encode()).hexdigest() if speedups else ""
@@ -233,7 +240,8 @@ def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) 
     if speedups and (bars != drawn or not (reports_dir / SPEEDUPS_PNG).is_file()):
         draw_speedups(speedups, reports_dir)
     write_if_changed(reports_dir / INDEX_FILE, index_page(entries, broken, chart).encode())
-    return {INDEX_FILE, *([SPEEDUPS_PNG] if chart else [])}, bars
+    write_if_changed(reports_dir / OVERVIEW_FILE, overview_page(entries, broken).encode())
+    return {INDEX_FILE, OVERVIEW_FILE, *([SPEEDUPS_PNG] if chart else [])}, bars
 
 
 def _remove_gone(reports_dir: Path, keep: set[str]) -> None:

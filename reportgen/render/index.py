@@ -7,14 +7,21 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus
+from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus, format_ms
 from reportgen.render.comparison import COMPARE_PAGE, since_previous
-from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table, page_name
+from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table, page_name, plural
 from reportgen.render.pages import report_title
 from reportgen.render.timing_text import speedup_text
 from reportgen.render.trends import HISTORY_PAGE
 
-__all__ = ["BrokenBundle", "IndexEntry", "index_entry", "index_page"]
+__all__ = ["OVERVIEW_FILE", "BrokenBundle", "IndexEntry", "index_entry", "index_page", "overview_page"]
+
+OVERVIEW_FILE = "overview.inc"
+"""Beside the reports index: the state of every run, which a site's front page includes (`{include}`). Not a
+source suffix, so Sphinx builds no page of it, whatever a project's `conf.py` excludes."""
+_OVERVIEW_HEADER = ["Report", "Status", "Device time per step", "Step (wall)", "Speedup", "Since previous", "Trend"]
+_RANKS = ("failed", "regressed", "changed", "ok")
+"""How the overview orders its rows: failures first, then regressions, then runs whose figures moved, then the rest."""
 
 _GRAPH_KINDS = {"forward": "fwd", "backward": "bwd", "inference": "infer"}
 _HEADER = [
@@ -46,6 +53,10 @@ class IndexEntry:
     name: str
     row: tuple[str, ...]
     speedup: float | None = None
+    rank: int = len(_RANKS) - 1
+    """Its place on the overview (`_RANKS`)."""
+    overview: tuple[str, ...] = ()
+    """Its row on the overview (links relative to the site's root)."""
 
 
 def _date(timestamp: str) -> str:
@@ -96,7 +107,62 @@ def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Compar
         else MISSING,
         f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
     )
-    return IndexEntry(name=bundle.name, row=row, speedup=metrics.speedup if ok else None)
+    return IndexEntry(
+        name=bundle.name,
+        row=row,
+        speedup=metrics.speedup if ok else None,
+        rank=_rank(ok, comparison),
+        overview=_overview_row(bundle, sparkline, comparison),
+    )
+
+
+def _rank(ok: bool, comparison: Comparison | None) -> int:
+    if not ok:
+        return _RANKS.index("failed")
+    if comparison is not None and comparison.comparable and comparison.regressions:
+        return _RANKS.index("regressed")
+    moved = comparison is not None and any(m.gated and m.verdict in ("improved", "changed") for m in comparison.metrics)
+    return _RANKS.index("changed" if moved else "ok")
+
+
+def _overview_row(bundle: Bundle, sparkline: str | None, comparison: Comparison | None) -> tuple[str, ...]:
+    """Status, what repeats (device time per step), the wall figures and the change since the run before."""
+    manifest, page = bundle.manifest, f"reports/{page_name(bundle.name)}"
+    figures = bundle.analysis.figures if bundle.analysis else None
+    device = figures.compiled.device_ms if figures and figures.compiled else None
+    compiled = manifest.metrics.compiled
+    status = manifest.status.value
+    return (
+        f"[{escape_md(report_title(manifest))}](<{page}/index.md>)",
+        status if manifest.status is RunStatus.ok else f"**{status}**",
+        f"{format_ms(device)} ms" if device is not None else MISSING,
+        f"{format_ms(compiled.median_ms)} ms" if compiled else MISSING,
+        speedup_text(manifest.metrics),
+        f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
+        f"[![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)](<{page}/{HISTORY_PAGE}.md>)"
+        if sparkline
+        else MISSING,
+    )
+
+
+def overview_page(entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] = ()) -> str:
+    """The state of every run for a site's front page: failures, then regressions, then the rest, by name; links
+    are relative to the site's root (where `reports/` is)."""
+    counts = {rank: sum(1 for e in entries if e.rank == i) for i, rank in enumerate(_RANKS)}
+    summary = ", ".join(f"{n} {rank}" for rank, n in counts.items() if n) or "no runs yet"
+    parts = [
+        "## State of the runs",
+        f"{plural(len(entries), 'run')}: {summary}"
+        + (f"; {plural(len(broken), 'bundle')} could not be read ([reports](<reports/index.md>))." if broken else "."),
+    ]
+    rows = [e.overview for e in sorted(entries, key=lambda e: (e.rank, e.name)) if e.overview]
+    if rows:
+        parts.append(f"````{{container}} reportgen-index\n{list_table(_OVERVIEW_HEADER, rows)}\n````")
+        parts.append(
+            "Device time per step: the compiled steps' GPU kernel time, which repeats from run to run; step (wall): "
+            "the compiled median, host-dependent; since previous: against the run before (links to the comparison)."
+        )
+    return "\n\n".join(parts) + "\n"
 
 
 def _index_table(entries: Sequence[IndexEntry]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from reportgen.bundle import RunStatus, write_bundle
 from reportgen.render import render_site_pages
 from reportgen.render.incremental import STATE_FILE
+from reportgen.render.index import OVERVIEW_FILE
 
 MakeBundle = Callable[..., Path]
 
@@ -50,7 +51,14 @@ def test_render_site_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
     index = (reports / "index.md").read_text()
     assert "Bundle `corrupt` could not be read" in index
     assert sorted(p.name for p in reports.parent.iterdir()) == ["reports"]
-    assert sorted(p.name for p in reports.iterdir()) == [STATE_FILE, "failed-run", "index.md", "ok-run", "speedups.png"]
+    assert sorted(p.name for p in reports.iterdir()) == [
+        STATE_FILE,
+        "failed-run",
+        "index.md",
+        "ok-run",
+        OVERVIEW_FILE,
+        "speedups.png",
+    ]
 
 
 def test_render_site_pages_without_bundles_removes_their_pages(tmp_path: Path, make_bundle: MakeBundle) -> None:
@@ -65,7 +73,7 @@ def test_render_site_pages_without_bundles_removes_their_pages(tmp_path: Path, m
     assert "gone" not in (reports / "index.md").read_text()
     render_site_pages(tmp_path / "empty", reports)
     assert (reports / "index.md").read_text() == "# Reports\n\nNo reports yet.\n"
-    assert sorted(p.name for p in reports.iterdir()) == [STATE_FILE, "index.md"]
+    assert sorted(p.name for p in reports.iterdir()) == [STATE_FILE, "index.md", OVERVIEW_FILE]
 
 
 def test_a_rebuild_with_nothing_changed_writes_nothing(tmp_path: Path, make_bundle: MakeBundle) -> None:
@@ -89,7 +97,8 @@ def test_a_changed_bundle_re_renders_only_its_pages(tmp_path: Path, make_bundle:
     after = _mtimes(reports)
     changed = {name for name in after if after[name] != before.get(name)}
     assert {"b/index.md", "b/b-top_kernels.png", "index.md"} <= changed
-    assert {name.split("/")[0] for name in changed} == {"b", "index.md", STATE_FILE}  # a's and c's files untouched
+    # a's and c's files untouched; the front page's overview names b's new title
+    assert {name.split("/")[0] for name in changed} == {"b", "index.md", OVERVIEW_FILE, STATE_FILE}
     assert "b/b-step_times.png" not in changed  # the same step times: the same image, left alone
     assert "b after" in (reports / "b" / "index.md").read_text()
     clean = tmp_path / "clean"

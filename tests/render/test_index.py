@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.bundle import RunStatus, load_bundle
-from reportgen.render.index import BrokenBundle, IndexEntry, index_entry, index_page
+from reportgen.bundle import Comparison, MetricChange, RunStatus, Side, load_bundle
+from reportgen.render.index import BrokenBundle, IndexEntry, index_entry, index_page, overview_page
 from reportgen.render.markup import escape_md
 
 MakeBundle = Callable[..., Path]
@@ -49,3 +49,33 @@ def test_index_entry_keeps_only_ok_speedups(tmp_path: Path, make_bundle: MakeBun
     failed = index_entry(load_bundle(make_bundle(tmp_path, "b-failed", status=RunStatus.failed)))
     assert (ok.name, ok.speedup, failed.speedup) == ("a-ok", 1.5, None)
     assert index_page([IndexEntry("x", ok.row)]) == index_page([ok])  # the page is a function of the rows
+
+
+def _comparison(name: str, verdict: str, kind: str = "device") -> Comparison:
+    side = Side(bundle=name, status="ok")
+    metric = MetricChange(
+        name="device time per step, compiled", unit="ms", better="lower", before=1.0, after=1.2, gated=True,
+        verdict=verdict, kind=kind, side="compiled",  # type: ignore[arg-type]
+    )  # fmt: skip
+    return Comparison(name=name, before=side, after=side, threshold=0.05, metrics=[metric])
+
+
+def test_the_overview_leads_with_failures_then_regressions(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """Issue 29: the front page's state of the runs, failures first, then regressions, then moved figures."""
+    entries = [
+        index_entry(load_bundle(make_bundle(tmp_path, "a-ok"))),
+        index_entry(load_bundle(make_bundle(tmp_path, "b-failed", status=RunStatus.failed))),
+        index_entry(load_bundle(make_bundle(tmp_path, "c-oom", status=RunStatus.oom))),
+        index_entry(load_bundle(make_bundle(tmp_path, "d-slower")), comparison=_comparison("d-slower", "regressed")),
+        index_entry(load_bundle(make_bundle(tmp_path, "e-moved")), comparison=_comparison("e-moved", "changed")),
+        index_entry(load_bundle(make_bundle(tmp_path, "f-evil", title=EVIL_TITLE))),
+    ]
+    page = overview_page(entries, [BrokenBundle("g-bad", "unreadable")])
+    assert page.startswith("## State of the runs\n\n6 runs: 2 failed, 1 regressed, 1 changed, 2 ok; 1 bundle could")
+    links = [line.split("(<")[1].split(">)")[0] for line in page.splitlines() if line.startswith("* - [")]
+    order = ["b-failed", "c-oom", "d-slower", "e-moved", "a-ok", "f-evil"]
+    assert links == [f"reports/{name}/index.md" for name in order]
+    assert "  - **failed**\n" in page and "  - **oom**\n" in page
+    assert "[compiled device time +20.0 %, **regressed**](<reports/d-slower/compare.md>)" in page
+    assert escape_md(EVIL_TITLE) in page and "<script>" not in page
+    assert overview_page([]) == "## State of the runs\n\n0 runs: no runs yet.\n"

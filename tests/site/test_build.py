@@ -39,6 +39,10 @@ def test_build_site_with_ok_and_failed_bundles(tmp_path: Path, make_bundle: Make
     index = (html / "reports" / "index.html").read_text()
     assert 'href="mixnet/index.html"' in index
     assert 'href="crash/index.html"' in index
+    # A new site's front page leads with the state of the runs: the failed run first (issue 29).
+    front = (html / "index.html").read_text()
+    assert "State of the runs" in front and "2 runs: 1 failed, 1 ok." in front
+    assert front.index('href="reports/crash/index.html"') < front.index('href="reports/mixnet/index.html"')
 
 
 def test_build_site_keeps_existing_project(tmp_path: Path) -> None:
