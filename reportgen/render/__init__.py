@@ -28,6 +28,7 @@ from reportgen.render.comparison_text import (
     metric_groups,
 )
 from reportgen.render.incremental import render_site_pages
+from reportgen.render.index import BrokenBundle, index_entry, overview_page
 from reportgen.render.markup import MISSING, escape_md, list_table
 from reportgen.render.notebook import Headline, comparison_table
 from reportgen.render.pages import ChartFiles, report_page
@@ -41,6 +42,7 @@ __all__ = [
     "COMPARISON_KERNEL_ROWS",
     "COUNT_CHANGE_HEADERS",
     "MISSING",
+    "BrokenBundle",
     "ChartFiles",
     "Headline",
     "MetricGroup",
@@ -48,11 +50,13 @@ __all__ = [
     "count_change_cells",
     "draw_charts",
     "escape_md",
+    "index_entry",
     "inductor_sections",
     "leading_sections",
     "list_table",
     "metric_cells",
     "metric_groups",
+    "overview_page",
     "pct_text",
     "percent_text",
     "redacted",

@@ -80,11 +80,15 @@ def _busy(analysis: Analysis | None) -> str:
     return ", ".join(f"{kind}\u00a0{'/'.join(values)}" for kind, values in by_kind.items()) or MISSING
 
 
-def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Comparison | None = None) -> IndexEntry:
+def index_entry(
+    bundle: Bundle, sparkline: str | None = None, comparison: Comparison | None = None, pages: str | None = "reports"
+) -> IndexEntry:
     """The index row of `bundle` and its speedup.
 
     :param sparkline: its sparkline's file in its page directory (two runs or more), linked to its trend page
     :param comparison: its comparison with the run before
+    :param pages: where its overview row links to (its report page `<pages>/<name>/index.md`); None: no links (a
+        site that embeds the overview has no report pages)
     """
     manifest = bundle.manifest
     env, metrics = manifest.environment, manifest.metrics
@@ -112,7 +116,7 @@ def index_entry(bundle: Bundle, sparkline: str | None = None, comparison: Compar
         row=row,
         speedup=metrics.speedup if ok else None,
         rank=_rank(ok, comparison),
-        overview=_overview_row(bundle, sparkline, comparison),
+        overview=_overview_row(bundle, sparkline, comparison, pages),
     )
 
 
@@ -125,36 +129,43 @@ def _rank(ok: bool, comparison: Comparison | None) -> int:
     return _RANKS.index("changed" if moved else "ok")
 
 
-def _overview_row(bundle: Bundle, sparkline: str | None, comparison: Comparison | None) -> tuple[str, ...]:
+def _overview_row(
+    bundle: Bundle, sparkline: str | None, comparison: Comparison | None, pages: str | None
+) -> tuple[str, ...]:
     """Status, what repeats (device time per step), the wall figures and the change since the run before."""
-    manifest, page = bundle.manifest, f"reports/{page_name(bundle.name)}"
+    manifest, page = bundle.manifest, f"{pages}/{page_name(bundle.name)}"
+    title = escape_md(report_title(manifest))
     figures = bundle.analysis.figures if bundle.analysis else None
     device = figures.compiled.device_ms if figures and figures.compiled else None
     compiled = manifest.metrics.compiled
     status = manifest.status.value
     return (
-        f"[{escape_md(report_title(manifest))}](<{page}/index.md>)",
+        f"[{title}](<{page}/index.md>)" if pages else title,
         status if manifest.status is RunStatus.ok else f"**{status}**",
         f"{format_ms(device)} ms" if device is not None else MISSING,
         f"{format_ms(compiled.median_ms)} ms" if compiled else MISSING,
         speedup_text(manifest.metrics),
-        f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
+        (f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if pages else since_previous(comparison))
+        if comparison
+        else MISSING,
         f"[![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)](<{page}/{HISTORY_PAGE}.md>)"
-        if sparkline
+        if sparkline and pages
         else MISSING,
     )
 
 
-def overview_page(entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] = ()) -> str:
+def overview_page(entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] = (), title: bool = True) -> str:
     """The state of every run for a site's front page: failures, then regressions, then the rest, by name; links
-    are relative to the site's root (where `reports/` is)."""
+    are relative to the site's root (where `reports/` is).
+
+    :param title: lead with a `## State of the runs` heading (a site's front page; the directive has none)
+    """
     counts = {rank: sum(1 for e in entries if e.rank == i) for i, rank in enumerate(_RANKS)}
     summary = ", ".join(f"{n} {rank}" for rank, n in counts.items() if n) or "no runs yet"
-    parts = [
-        "## State of the runs",
-        f"{plural(len(entries), 'run')}: {summary}"
-        + (f"; {plural(len(broken), 'bundle')} could not be read ([reports](<reports/index.md>))." if broken else "."),
-    ]
+    unread = f"; {plural(len(broken), 'bundle')} could not be read (see the reports index)" if broken else ""
+    parts = [f"{plural(len(entries), 'run')}: {summary}{unread}."]
+    if title:
+        parts.insert(0, "## State of the runs")
     rows = [e.overview for e in sorted(entries, key=lambda e: (e.rank, e.name)) if e.overview]
     if rows:
         parts.append(f"````{{container}} reportgen-index\n{list_table(_OVERVIEW_HEADER, rows)}\n````")

@@ -9,6 +9,9 @@ It renders from bundles on disk only (never runs a workload, never imports torch
 
     ```{perf-trend} ../results/resnet50
     ```
+
+    ```{perf-overview} ../results
+    ```
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 from reportgen import __version__
 from reportgen.sphinx_ext.directives import PerfChart, PerfReport, PerfSummary
 from reportgen.sphinx_ext.myst import SectionsToRubrics
+from reportgen.sphinx_ext.overview import PerfOverview
 from reportgen.sphinx_ext.trend import PerfTrend
 
 if TYPE_CHECKING:
@@ -35,5 +39,6 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_directive("perf-summary", PerfSummary)
     app.add_directive("perf-chart", PerfChart)
     app.add_directive("perf-trend", PerfTrend)
+    app.add_directive("perf-overview", PerfOverview)
     app.add_transform(SectionsToRubrics)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}

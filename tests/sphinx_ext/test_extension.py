@@ -200,3 +200,32 @@ def test_perf_trend_draws_the_kept_runs_and_warns_with_one(tmp_path: Path) -> No
     page = tmp_path / "html" / "index.html"
     assert [Path(src).name.startswith("trend-") for src in assert_images(page)] == [True]
     assert 'alt="Trend over 2 runs: ' in page.read_text(encoding="utf-8")
+
+
+def test_perf_overview_lists_every_run_failures_first_without_links(tmp_path: Path) -> None:
+    """Issue 29: an embedding project gets the front page's state of the runs; its rows link nowhere (it has no
+    report pages), so `-W -n` passes; an unreadable bundle is one warning (suppressible), counted."""
+    results = tmp_path / "results"
+    shutil.copytree(BUNDLE, results / "a-gpu")
+    shutil.copytree(BUNDLE, results / "b-crashed")
+    manifest = results / "b-crashed" / "manifest.json"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace('"status": "ok"', '"status": "failed"'), encoding="utf-8"
+    )
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('extensions = ["reportgen.sphinx"]\nexclude_patterns = ["_build"]\n')
+    (source / "index.md").write_text("# Team\n\n```{perf-overview} ../results\n```\n", encoding="utf-8")
+    result = build(source, tmp_path / "html", "-W", "-n")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert "2 runs: 1 failed, 1 ok." in html
+    assert html.index("<strong>failed</strong>") < html.index("<p>ok</p>")  # the failed run's row comes first
+    assert "reports/" not in html
+    (results / "c-bad").mkdir()
+    (results / "c-bad" / "manifest.json").write_text("{", encoding="utf-8")
+    again = build(source, tmp_path / "html2", "-W", "-n")
+    assert again.returncode == 1 and "perf-overview: cannot read bundle 'c-bad'" in again.stderr
+    quiet = build(source, tmp_path / "html3", "-W", "-n", "-D", "suppress_warnings=reportgen.bundle")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "2 runs: 1 failed, 1 ok; 1 bundle could not be read" in (tmp_path / "html3" / "index.html").read_text()
