@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 27's GPU check, one sitting on one machine (run from the repository root; writes under $W):
 # transformer 5 warm runs + 2 planted recipes; resnet50 and mixnet_l (default) interleaved fidelity, 5 rounds
-# each, whose 5 warm runs are also the resnet50 repeatability sample.
+# each, whose 5 warm runs are also the resnet50 repeatability sample. About 45 min on an H200: on the lent
+# machines start it as `setsid nohup bash benchmarks/issue27_gpu.sh > log 2>&1 < /dev/null &` (a plain
+# `nohup … &` dies when the device call that started it ends) and poll from later calls.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27}
