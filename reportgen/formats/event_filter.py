@@ -84,7 +84,7 @@ class EventFilter:
                 correlation = args.get("correlation") if type(args) is dict else None
             if type(name) is str:
                 held = names.get(name)
-                name = held if held is not None else self._intern(name)
+                name = held if held is not None else self._intern(name, counted=kind == _CPU)
             elif name is not None:
                 name = None
             add(TraceEvent(name, cat, raw.get("ph"), raw.get("pid"), raw.get("tid"), ts, dur, correlation))
@@ -97,9 +97,13 @@ class EventFilter:
         if self._names_chars > self.bounds.names_chars:
             raise TraceTooLargeError(f"its distinct event names pass {self.bounds.names_chars:,} characters")
 
-    def _intern(self, name: str) -> str:
-        """The one copy of a kept name, cut to the bound on a name's length."""
-        self._hold(name)
+    def _intern(self, name: str, counted: bool = False) -> str:
+        """The one copy of a kept name, cut to the bound on a name's length.
+
+        :param counted: the name was held already (a CPU event's name, held when its kind was decided)
+        """
+        if not counted:
+            self._hold(name)
         limit = self.bounds.name_chars
         short = name if len(name) <= limit else name[: limit - 1] + "…"
         self._names[name] = short

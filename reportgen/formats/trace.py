@@ -19,6 +19,7 @@ import orjson
 from reportgen.errors import AnalysisError
 from reportgen.formats.bounds import BOUND_HINT, DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError, inflate_bytes
 from reportgen.formats.events import GPU_WORK_CATS
+from reportgen.formats.inflate import GZIP_MAGIC
 
 __all__ = [
     "RERUN_HINT",
@@ -75,7 +76,6 @@ def compact_event(raw: object) -> TraceEvent | None:
     )
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
 RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
 
 
@@ -174,7 +174,7 @@ def _read_bytes(path: Path, bounds: TraceBounds) -> bytes:
 
 
 def _decompress(raw: bytes, path: Path, bounds: TraceBounds) -> bytes:
-    if not (path.suffix == ".gz" or raw.startswith(_GZIP_MAGIC)):
+    if not (path.suffix == ".gz" or raw.startswith(GZIP_MAGIC)):
         return raw
     try:
         return inflate_bytes(raw, bounds)

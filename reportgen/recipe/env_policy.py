@@ -143,7 +143,7 @@ LOADER_VARIABLES: Final[Mapping[str, str]] = {
     "BROWSER": "chooses a program the run may start",
 }
 """Variables, named one by one, that choose a program, a library, an imported class or a file the run reads or
-writes: allowed only when listed in `allow_env`. `LOADER_PATTERNS` adds every name of the same families."""
+writes: allowed only when listed in `allow_env`. `LOADER_FAMILIES` adds every name of the same families."""
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,20 @@ def test_a_kept_name_is_cut_and_distinct_names_are_bounded(tmp_path: Path) -> No
     assert "distinct event names pass 100,000 characters" in error.message
 
 
+def test_a_kept_span_name_counts_once_toward_the_names_bound(tmp_path: Path) -> None:
+    """2,000 distinct `## … ##` spans of 40 characters (80,000 in all) fit a 100,000-character bound: each name
+    counts once, not when its kind is decided and again when it is kept (it tripped at about half the bound)."""
+    span = {"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "dur": 1}
+    spans = [{**span, "name": f"## span {i:06d} {'x' * 22} ##", "ts": i} for i in range(2_000)]
+    assert {len(str(s["name"])) for s in spans} == {40}
+    trace = tmp_path / "spans.json"
+    trace.write_bytes(orjson.dumps({"traceEvents": spans}))
+    records = read_trace(trace, "cuda", parallel=False, bounds=TraceBounds(names_chars=100_000)).records()
+    assert len(records) == 2_000
+    with pytest.raises(AnalysisError, match="distinct event names pass 70,000 characters"):
+        read_trace(trace, "cuda", parallel=False, bounds=TraceBounds(names_chars=70_000))
+
+
 def test_find_closing_is_not_quadratic() -> None:
     """Every `]` of a crafted tail is a candidate whose parse runs to the end: the search gives up in budget."""
     tail = b'],"a":[1]' * 40_000 + b"X}"
