@@ -26,6 +26,7 @@ from reportgen.formats import (
     MEASUREMENT_SPAN,
     STEP_PREFIX,
     Trace,
+    TraceEvent,
 )
 
 __all__ = ["LAUNCH_MARKERS", "step_counts", "step_figures"]
@@ -61,24 +62,23 @@ class _Steps:
         return i if i >= 0 and ts < self.spans[i][1] else -1
 
 
+def _spans(records: Sequence[TraceEvent]) -> tuple[_Steps, _Steps]:
+    """One pass: the `ProfilerStep#N` spans, and reportgen's own `MEASUREMENT_SPAN`s."""
+    found: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
+    for e in records:
+        if e.name is None or e.ts is None or e.dur is None or e.dur < 0:
+            continue
+        if e.cat in CPU_CATS and e.name.startswith(STEP_PREFIX):
+            found[0].append((e.ts, e.ts + e.dur))
+        elif e.name == MEASUREMENT_SPAN:
+            found[1].append((e.ts, e.ts + e.dur))
+    return _Steps(found[0]), _Steps(found[1])
+
+
 def step_counts(trace: Trace, device: Literal["cuda", "cpu"]) -> tuple[_Counts, Counter[str], Counter[str], int]:
     """Each count per step, ATen ops and kernels by name (summed over the steps), and the number of steps."""
     records = trace.records()
-    steps = _Steps(
-        (e.ts, e.ts + e.dur)
-        for e in records
-        if e.cat in CPU_CATS
-        and e.name is not None
-        and e.name.startswith(STEP_PREFIX)
-        and e.ts is not None
-        and e.dur is not None
-        and e.dur >= 0
-    )
-    own = _Steps(
-        (e.ts, e.ts + e.dur)
-        for e in records
-        if e.name == MEASUREMENT_SPAN and e.ts is not None and e.dur is not None and e.dur >= 0
-    )
+    steps, own = _spans(records)
     names: list[CountName] = [n for n in COUNTS if device == "cuda" or n not in GPU_COUNTS]
     counts: _Counts = {name: [0] * len(steps) for name in names}
     ops: Counter[str] = Counter()

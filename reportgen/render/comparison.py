@@ -209,9 +209,8 @@ def _wall_words(c: Comparison, text: Text) -> list[str]:
     if any(m.verdict == "not judged" for m in wall):
         out.append(
             f"Wall figures (host-dependent) not judged: {_runs_text(c)}, under {MIN_WALL_RUNS} runs a side for their "
-            "intervals to "
-            "cover the variation between processes; each side pools the kept runs of its identity, so run the "
-            "recipe again."
+            "intervals to cover the variation between processes; each side pools the kept runs of its identity, so "
+            "run the recipe again."
         )
     return out
 

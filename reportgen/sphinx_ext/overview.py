@@ -46,7 +46,8 @@ class PerfOverview(SphinxDirective):
                     subtype="bundle",
                 )
                 continue
-            for file in [*bundle_files(path, bundle.manifest), path / COMPARISON_FILE]:
+            # Only files that exist: Sphinx reads a missing dependency as changed, and rebuilds the page every time.
+            for file in [*bundle_files(path, bundle.manifest), *([path / COMPARISON_FILE] if comparison else [])]:
                 self.env.note_dependency(str(file.resolve()))
             entries.append(index_entry(bundle, comparison=comparison, pages=None))
         if not results.is_dir():
