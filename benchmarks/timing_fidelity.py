@@ -29,8 +29,12 @@ and host probe, the bare loops' own drift (max/min - 1) and round 1's wall time 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
+import runpy
+import signal
 import statistics
 import subprocess
 import sys
@@ -46,7 +50,8 @@ from reportgen.bundle import SEED_BUCKETS, load_bundle
 from reportgen.formats import parse_seed_output
 from reportgen.pipeline import select_variant
 from reportgen.recipe import Recipe, load_recipe
-from reportgen.run import child_env
+from reportgen.run import child_env, window
+from reportgen.run.window_host import Coordinator, Turns
 
 __all__: list[str] = []
 
@@ -97,6 +102,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     from reportgen.run.measure import host_probe
     from reportgen.run.workload import build_workload, compile_model, resolve_device
 
+    window.connect()  # the coordinator pauses this process during reportgen's windows from now on
     recipe = _recipe(recipe_path, variant)
     device = resolve_device(recipe.device)
     recipe = recipe.for_device(device)
@@ -121,9 +127,10 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
             block(fn, 1)
     eager, comp, probe = [], [], []
     for _ in range(profile.steps):
-        probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
-        eager.append(block(work.model, profile.block_steps))
-        comp.append(block(compiled, profile.block_steps))
+        with window.timed_window("steps"):  # takes turns with reportgen's pairs of blocks, as the run's are held
+            probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
+            eager.append(block(work.model, profile.block_steps))
+            comp.append(block(compiled, profile.block_steps))
     return {
         "device": device,
         "eager_ms": statistics.median(eager),
@@ -187,6 +194,7 @@ class Run:
     inductor_cache: str
     kept_path: str | None = None
     graphs: list[GraphSide] = field(default_factory=list)
+    windows: dict[str, object] = field(default_factory=dict)
 
     @property
     def speedup(self) -> float:
@@ -254,40 +262,88 @@ def pool(values: list[float | None], tolerance: float) -> Pooled:
 # --- processes -----------------------------------------------------------------------------------------------------
 
 
-def _child(command: list[str], env: dict[str, str] | None, log: Path) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run `command` to its end, its output kept in `log`; its wall seconds."""
-    started = time.perf_counter()
-    out = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall_s = time.perf_counter() - started
+@dataclass
+class _Started:
+    """A child started in this round, its output going to `log`."""
+
+    what: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    started: float
+
+    def result(self) -> tuple[int, str, float]:
+        """(exit code, its output, wall seconds) of the ended child."""
+        code = self.proc.wait()
+        return code, self.log.read_text(encoding="utf-8", errors="replace"), self.ended - self.started
+
+    ended: float = 0.0
+
+
+def _wait_all(children: list[_Started], timeout_s: float) -> None:
+    """Wait for every child, noting when each ends; those still running after `timeout_s` are killed."""
+    deadline = time.perf_counter() + timeout_s
+    running = list(children)
+    while running:
+        for child in list(running):
+            if child.proc.poll() is not None:
+                child.ended = time.perf_counter()
+                running.remove(child)
+        if running and time.perf_counter() > deadline:
+            for child in running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _start(what: str, command: list[str], env: dict[str, str], log: Path) -> _Started:
+    """Start `command` in a session of its own (so that it can be killed whole), its output into `log`."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(f"$ {' '.join(command)}\n--- stdout\n{out.stdout}\n--- stderr\n{out.stderr}", encoding="utf-8")
-    return out, wall_s
+    with log.open("wb") as out:
+        out.write(f"$ {' '.join(command)}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return _Started(what, proc, log, time.perf_counter())
 
 
-def _failed(what: str, out: subprocess.CompletedProcess[str], log: Path) -> SystemExit:
-    tail = (out.stdout + out.stderr)[-LOG_TAIL_CHARS:]
-    return SystemExit(f"{what} failed (exit {out.returncode}; log {log}):\n{tail}")
+def _failed(what: str, code: int, output: str, log: Path) -> SystemExit:
+    return SystemExit(f"{what} failed (exit {code}; log {log}):\n{output[-LOG_TAIL_CHARS:]}")
 
 
-def _bare(recipe_path: Path, variant: str | None, env: dict[str, str], index: int, logs: Path) -> Bare:
-    command = [sys.executable, __file__, str(recipe_path), "--bare"] + (["--variant", variant] if variant else [])
-    log = logs / f"bare-{index}.log"
-    out, wall_s = _child(command, env, log)
-    if out.returncode != 0:
-        raise _failed(f"bare loop {index}", out, log)
-    found: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return Bare(index=index, wall_s=wall_s, **found)  # type: ignore[arg-type]
+def _reportgen_command(plan: Plan, results: Path) -> list[str]:
+    command = [sys.executable, "-m", "reportgen", "run", str(plan.recipe), "-o", str(results)]
+    return (
+        command + ["--inductor-cache", str(plan.work / "cache")] + (["--variant", plan.variant] if plan.variant else [])
+    )
 
 
-def _reportgen(recipe_path: Path, variant: str | None, work: Path, results: Path, log: Path) -> tuple[Path, float]:
-    """`reportgen run` into `results` on the kept cache; the latest bundle's path and the run's wall seconds."""
-    command = [sys.executable, "-m", "reportgen", "run", str(recipe_path), "-o", str(results)]
-    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
-    out, wall_s = _child(command, None, log)
-    if out.returncode != 0:
-        raise _failed("reportgen run", out, log)
-    recipe = load_recipe(recipe_path)
-    return results / recipe.bundle_name(select_variant(recipe, variant, recipe_path)), wall_s
+def _bundle_dir(plan: Plan, results: Path) -> Path:
+    recipe = load_recipe(plan.recipe)
+    return results / recipe.bundle_name(select_variant(recipe, plan.variant, plan.recipe))
+
+
+def _seed_result(side: GraphSide, code: int, output: str, wall_s: float) -> None:
+    side.seed_wall_s, side.seed_exit_code = wall_s, code
+    profiles = parse_seed_output(output)
+    if profiles:
+        side.seed_busy_percent = profiles[-1].busy_percent
+        side.seed_categories_percent = dict(profiles[-1].categories_percent)
+        side.seed_wall_ms = profiles[-1].wall_ms
+
+
+def seed_process(wrapper: Path, graph: int) -> None:
+    """In this (fresh) process: exactly `python <wrapper> -p`, its measurement inside window `seed <graph>`."""
+    window.connect()
+    import torch._inductor.wrapper_benchmark as wrapper_benchmark
+
+    measure = wrapper_benchmark.compiled_module_main
+
+    def in_window(*args: object, **kwargs: object) -> object:
+        with window.timed_window(f"seed {graph}"):
+            return measure(*args, **kwargs)
+
+    wrapper_benchmark.compiled_module_main = in_window  # the wrapper imports it late, in its __main__ block
+    sys.argv = [str(wrapper), "-p"]
+    runpy.run_path(str(wrapper), run_name="__main__")
 
 
 def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
@@ -322,24 +378,6 @@ def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
     return run
 
 
-def _seed_runs(run: Run, env: dict[str, str], logs: Path) -> None:
-    """`python <wrapper>.py -p` per graph of `run`'s bundle, fresh, in graph order, into `run.graphs`."""
-    for side in run.graphs:
-        assert side.seed_module is not None
-        log = logs / f"seed-{run.round}-{side.graph}.log"
-        out, side.seed_wall_s = _child([sys.executable, str(Path(run.path) / side.seed_module), "-p"], env, log)
-        side.seed_exit_code = out.returncode
-        profiles = parse_seed_output(out.stdout)
-        if profiles:
-            side.seed_busy_percent = profiles[-1].busy_percent
-            side.seed_categories_percent = dict(profiles[-1].categories_percent)
-            side.seed_wall_ms = profiles[-1].wall_ms
-            found = f"busy {side.seed_busy_percent:.1f} %, {side.seed_wall_ms:.2f} ms per call"
-        else:
-            found = f"no report (exit {out.returncode}; log {log})"
-        print(f"  -p graph {side.graph} {side.seed_module}: {side.seed_wall_s:.1f} s, {found}", flush=True)
-
-
 def _kept_path(latest: Path) -> str | None:
     """Where the run that was `latest` went when a newer one landed: the newest run in its history."""
     from reportgen.history import previous_run
@@ -356,15 +394,11 @@ def _pct(new: float, ref: float) -> float:
 
 
 def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
-    """d_i (%) per step figure: run i against the mean of the bare loops just before and just after it."""
+    """d_i (%) per step figure: run i against the bare loop whose blocks took turns with its own."""
     out: dict[str, list[float | None]] = {key: [] for key in STEP_FIGURES}
-    for i, run in enumerate(sitting.runs):
-        if i + 1 >= len(sitting.bares):  # the bare loop after it is not measured yet
-            break
-        before, after = sitting.bares[i], sitting.bares[i + 1]
+    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
         for key in STEP_FIGURES:
-            ref = statistics.fmean((getattr(before, key), getattr(after, key)))
-            out[key].append(_pct(getattr(run, key), ref))
+            out[key].append(_pct(getattr(run, key), getattr(bare, key)))
     return out
 
 
@@ -449,11 +483,9 @@ def _headers(sitting: Sitting, first: str) -> list[str]:
 def _process_rows(sitting: Sitting) -> list[list[object]]:
     """Every timed process in the order it ran: medians, speedup, host probe median, wall time."""
     rows: list[list[object]] = []
-    for i, bare in enumerate(sitting.bares):
-        if i > 0 and i - 1 < len(sitting.runs):
-            run = sitting.runs[i - 1]
-            probe = statistics.median(run.host_probe_ms) if run.host_probe_ms else None
-            rows.append([f"reportgen {run.round}", run.eager_ms, run.compiled_ms, run.speedup, probe, run.wall_s])
+    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
+        probe = statistics.median(run.host_probe_ms) if run.host_probe_ms else None
+        rows.append([f"reportgen {run.round}", run.eager_ms, run.compiled_ms, run.speedup, probe, run.wall_s])
         probe = statistics.median(bare.host_probe_ms)
         rows.append([f"bare {bare.index}", bare.eager_ms, bare.compiled_ms, bare.speedup, probe, bare.wall_s])
     return rows
@@ -466,7 +498,7 @@ def report(sitting: Sitting) -> None:
     print(tabulate(_process_rows(sitting), headers=headers, floatfmt=".3f", missingval="—"))
     drift = ", ".join(f"{k} {v:.1f} %" for k, v in sitting.bare_drift_percent.items())
     print(f"bare loops' own drift (max/min - 1 over {len(sitting.bares)}): {drift}")
-    print("\nreportgen / mean(bare before, bare after) - 1, %")
+    print("\nreportgen / bare loop of the same round (their step blocks took turns) - 1, %")
     keys = [(k, k) for k in STEP_FIGURES]
     print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
@@ -533,10 +565,104 @@ class Plan:
     tolerance_pct: float
     tolerance_pp: float
     json_out: Path | None
+    settle_s: float = 0.05
+    round_timeout_s: float = 1800.0
+
+
+def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None:
+    """One round: reportgen, the bare loop and a `-p` per graph started together, their measurements in turns."""
+    number = len(sitting.runs) + 1
+    logs, results = plan.work / "logs", plan.work / "results"
+    pairs = [(("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")) for g in warm.graphs]
+    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs)
+    if number % 2 == 0:
+        policy.swap()  # reportgen's graph profile first in even rounds, the fresh -p first in odd ones
+    with Coordinator(policy, settle_s=plan.settle_s) as coordinator:
+
+        def role(name: str, base: dict[str, str]) -> dict[str, str]:
+            return {**base, window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: name}
+
+        started = [
+            _start(
+                "reportgen",
+                _reportgen_command(plan, results),
+                role("reportgen", dict(os.environ)),
+                logs / f"reportgen-{number}.log",
+            ),
+            _start(
+                "bare",
+                [sys.executable, __file__, str(plan.recipe), "--bare"]
+                + (["--variant", plan.variant] if plan.variant else []),
+                role("bare", env),
+                logs / f"bare-{number}.log",
+            ),
+        ]
+        for side in warm.graphs:
+            assert side.seed_module is not None
+            command = [
+                sys.executable,
+                __file__,
+                str(plan.recipe),
+                "--seed",
+                str(Path(warm.path) / side.seed_module),
+                str(side.graph),
+            ]
+            started.append(
+                _start(f"seed {side.graph}", command, role("seed", env), logs / f"seed-{number}-{side.graph}.log")
+            )
+        for child in started:
+            coordinator.register(child.proc.pid, child.what)
+        _wait_all(started, plan.round_timeout_s)
+        finished = {child.what: child.result() for child in started}
+        windows = list(coordinator.granted)
+    code, output, wall_s = finished["reportgen"]
+    if code != 0:
+        raise _failed(f"reportgen run (round {number})", code, output, started[0].log)
+    bundle_dir = _bundle_dir(plan, results)
+    if sitting.runs:
+        sitting.runs[-1].kept_path = _kept_path(bundle_dir)
+    run = _read_run(bundle_dir, number, wall_s)
+    run.windows = _window_summary(windows)
+    code, output, wall_s = finished["bare"]
+    if code != 0:
+        raise _failed(f"bare loop (round {number})", code, output, started[1].log)
+    found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
+    bare = Bare(index=number, wall_s=wall_s, **found)  # type: ignore[arg-type]
+    for side in run.graphs:
+        if (seed := finished.get(f"seed {side.graph}")) is not None:
+            _seed_result(side, *seed)
+    sitting.device = sitting.device or bare.device
+    sitting.runs.append(run)
+    sitting.bares.append(bare)
+    print(
+        f"round {number}: reportgen {wall_s:.1f} s, eager {run.eager_ms:.3f} / bare {bare.eager_ms:.3f} ms, "
+        f"compiled {run.compiled_ms:.3f} / bare {bare.compiled_ms:.3f} ms; "
+        + "; ".join(
+            f"graph {g.graph} busy {_fmt(g.busy_percent)} / -p {_fmt(g.seed_busy_percent)} %" for g in run.graphs
+        )
+        + f"; windows {run.windows}",
+        flush=True,
+    )
+    update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)
+    _dump(sitting, plan.json_out)
+
+
+def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, object]:
+    """How the round's windows went: count per role, the steps' order, the gap inside each -p/graph pair."""
+    counts: dict[str, int] = {}
+    for role_, _, _, _ in windows:
+        counts[role_] = counts.get(role_, 0) + 1
+    steps = "".join("b" if r == "bare" else "r" for r, what, _, _ in windows if what == "steps")
+    gaps = {}
+    for i in range(1, len(windows)):
+        (_, w0, _, closed), (_, w1, opened, _) = windows[i - 1], windows[i]
+        if {w0.split()[0], w1.split()[0]} == {"seed", "graph"} and w0.split()[1] == w1.split()[1]:
+            gaps[f"{w0} -> {w1}"] = round(opened - closed, 3)
+    return {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
 
 
 def compare(plan: Plan) -> Sitting:
-    """Warm-up, bare 0, then rounds of (reportgen, -p per graph, bare) until done; prints as it goes."""
+    """Warm-up, then rounds until done; prints as it goes."""
     sitting = Sitting(
         recipe=str(plan.recipe),
         variant=plan.variant,
@@ -544,43 +670,26 @@ def compare(plan: Plan) -> Sitting:
         tolerance_pct=plan.tolerance_pct,
         tolerance_pp=plan.tolerance_pp,
     )
-    logs, results = plan.work / "logs", plan.work / "results"
+    logs = plan.work / "logs"
     print(f"work directory {plan.work}; logs in {logs}", flush=True)
-    warm_dir, warm_s = _reportgen(plan.recipe, plan.variant, plan.work, plan.work / "warmup", logs / "warmup.log")
+    warm_log = logs / "warmup.log"
+    warming = _start("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
+    _wait_all([warming], plan.round_timeout_s)
+    code, output, warm_s = warming.result()
+    if code != 0:
+        raise _failed("warm-up reportgen run", code, output, warm_log)
+    warm_dir = _bundle_dir(plan, plan.work / "warmup")
     warm = _read_run(warm_dir, 0, warm_s)
     sitting.bundle = warm_dir.name
     sitting.warmup = {"path": warm.path, "wall_s": warm_s, "compile_s": warm.compile_s}
     sitting.warmup["inductor_cache"] = warm.inductor_cache
     print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache})", flush=True)
     env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
-
-    def bare() -> None:
-        found = _bare(plan.recipe, plan.variant, env, len(sitting.bares), logs)
-        sitting.device = sitting.device or found.device
-        sitting.bares.append(found)
-        print(f"bare {found.index}: eager {found.eager_ms:.3f} ms, compiled {found.compiled_ms:.3f} ms", flush=True)
-        update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)
-        _dump(sitting, plan.json_out)
-
-    def round_() -> None:
-        number = len(sitting.runs) + 1
-        bundle_dir, wall_s = _reportgen(plan.recipe, plan.variant, plan.work, results, logs / f"reportgen-{number}.log")
-        if sitting.runs:
-            sitting.runs[-1].kept_path = _kept_path(bundle_dir)
-        run = _read_run(bundle_dir, number, wall_s)
-        sitting.runs.append(run)
-        print(f"reportgen {number}: {wall_s:.1f} s, eager {run.eager_ms:.3f} ms, compiled {run.compiled_ms:.3f} ms")
-        _dump(sitting, plan.json_out)
-        _seed_runs(run, env, logs)
-        _dump(sitting, plan.json_out)
-        bare()
-
-    bare()
     for _ in range(plan.rounds):
-        round_()
+        _round(plan, sitting, warm, env)
     while plan.until_decided is not None and len(sitting.runs) < plan.until_decided and undecided(sitting):
         print(f"undecided: {', '.join(undecided(sitting))}; round {len(sitting.runs) + 1}", flush=True)
-        round_()
+        _round(plan, sitting, warm, env)
     report(sitting)
     return sitting
 
@@ -597,8 +706,13 @@ def main() -> int:
     parser.add_argument("--tolerance-pp", type=float, default=TOLERANCE_PP, help="busy %% and shares, ±pp")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temporary one)")
     parser.add_argument("--json", type=Path, help="write every number here (rewritten after each process)")
+    parser.add_argument("--settle-s", type=float, default=0.05, help="after pausing the others, wait this long")
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
+    parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
+    if args.seed:
+        seed_process(Path(args.seed[0]), int(args.seed[1]))
+        return 0
     if args.bare:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
@@ -617,6 +731,7 @@ def main() -> int:
         tolerance_pct=args.tolerance_pct,
         tolerance_pp=args.tolerance_pp,
         json_out=args.json.resolve() if args.json else None,
+        settle_s=args.settle_s,
     )
     compare(plan)
     return 0

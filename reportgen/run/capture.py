@@ -21,6 +21,7 @@ from reportgen.bundle import GRAPHS_DIR, GraphBenchmark, KernelBenchmark, Module
 from reportgen.formats import device_time_by_name, parse_wrapper, read_trace
 from reportgen.run import inductor
 from reportgen.run.modules import cached_source
+from reportgen.run.window import timed_window
 
 __all__ = [
     "GcPauses",
@@ -138,7 +139,8 @@ def time_graphs(
     with _quiet(), steady_gc() as pauses:
         for _ in range(rounds):
             for index, _, bench, _ in graphs:
-                rounds_ms[index].append(bench(times, repeat) * 1e3)
+                with timed_window(f"graph {index} timing"):
+                    rounds_ms[index].append(bench(times, repeat) * 1e3)
     results = []
     for index, path, _, warm_s in graphs:
         measured = rounds_ms[index]
@@ -187,7 +189,12 @@ def profile_graphs(
     results = []
     for benchmark in timed:
         bench = inductor.wrapper_benchmark(by_index[benchmark.graph])
-        with _quiet(), steady_gc(), torch.profiler.profile(activities=activities) as prof:
+        with (
+            _quiet(),
+            steady_gc(),
+            timed_window(f"graph {benchmark.graph} profile"),
+            torch.profiler.profile(activities=activities) as prof,
+        ):
             bench(calls, 1)
         trace = f"{GRAPHS_DIR}/graph-{benchmark.graph}.json.gz"
         prof.export_chrome_trace(str(out_dir / trace))
@@ -246,7 +253,7 @@ def benchmark_kernels(
             bench = inductor.kernel_benchmark(module)
             if bench is None:
                 continue
-            with _quiet():
+            with _quiet(), timed_window("kernel"):
                 ms = bench()
         except Exception as exc:  # one kernel that cannot be timed alone must not cost the others
             if notes is not None:
@@ -267,11 +274,12 @@ def copy_bandwidth_gbps(size_bytes: int = 1 << 30, repeat: int = 10) -> float:
     dst = torch.empty_like(src)
     dst.copy_(src)
     torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    elapsed = time.perf_counter() - start
+    with timed_window("copy bandwidth"):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            dst.copy_(src)
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
     del src, dst
     torch.cuda.empty_cache()
     return 2 * size_bytes * repeat / elapsed / 1e9

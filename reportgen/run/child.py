@@ -29,6 +29,7 @@ from reportgen.bundle import (
     StepTimes,
 )
 from reportgen.recipe import Recipe
+from reportgen.run import window
 from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 
@@ -291,6 +292,7 @@ def _exit_with_parent(interval_s: float = 1.0) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
     _exit_with_parent()
+    window.connect()  # a coordinator (if any) pauses this run during the others' timed windows from now on
     spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
     out = Path(out_dir)
     progress = _Progress(out)

@@ -24,6 +24,7 @@ import torch
 
 from reportgen.bundle import StepTimes
 from reportgen.formats import MEASUREMENT_SPAN
+from reportgen.run.window import timed_window
 from reportgen.run.workload import Workload
 
 __all__ = [
@@ -105,9 +106,10 @@ def time_interleaved(
     compiled_s: list[float] = []
     probe_ms: list[float] = []
     for _ in range(samples):
-        probe_ms.append(host_probe() * 1e3)
-        eager_s.append(time_block(workload, eager, block_steps))
-        compiled_s.append(time_block(workload, compiled, block_steps))
+        with timed_window("steps"):  # one pair and its probe: the host is ours (under a coordinator) meanwhile
+            probe_ms.append(host_probe() * 1e3)
+            eager_s.append(time_block(workload, eager, block_steps))
+            compiled_s.append(time_block(workload, compiled, block_steps))
     return step_times(eager_s, block_steps), step_times(compiled_s, block_steps), probe_ms
 
 
@@ -157,7 +159,10 @@ def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, tra
         prof.export_chrome_trace(str(trace_path))
 
     workload.synchronize()
-    with torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=export) as prof:
+    with (
+        timed_window("profile"),
+        torch.profiler.profile(activities=activities, schedule=schedule, on_trace_ready=export) as prof,
+    ):
         for index in range(steps + 1):
             workload.step(fn)  # back to back, as timed: the GPU may still run a step when the next starts
             if index == steps:

@@ -1,0 +1,168 @@
+"""Timed windows (child side; imports no torch): a measurement asks the host's coordinator before it starts.
+
+Everything a run times (a pair of step blocks with its host probe, the profiled steps, a graph's timing
+rounds and profile, a kernel's benchmark) runs inside `timed_window(what)`. With no coordinator
+(`REPORTGEN_WINDOW_SOCKET` unset, a plain `reportgen run`) a window costs nothing. With one
+(`reportgen.run.window_host`: the matrix on a shared host, or a benchmark that interleaves processes), the
+process says which window it wants, waits for "go" (the coordinator pauses the host's other runs first, or
+makes processes take turns), times, and says it has left. All of it happens outside the timed code.
+
+Protocol: one Unix stream socket per process, one JSON object per line. The client sends
+``{"hello": {"pid", "role"}}`` once, then ``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}``
+(answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
+`WAIT_S`, is noted (`notes()`) and the measurement goes on without it: a window never fails a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ROLE_VARIABLE",
+    "SOCKET_VARIABLE",
+    "WAIT_S",
+    "WindowLog",
+    "connect",
+    "log",
+    "notes",
+    "timed_window",
+]
+
+SOCKET_VARIABLE = "REPORTGEN_WINDOW_SOCKET"
+"""The coordinator's socket path; unset: no coordinator, windows cost nothing."""
+
+ROLE_VARIABLE = "REPORTGEN_WINDOW_ROLE"
+"""What this process is to the coordinator (`reportgen`, `bare`, `seed`, a matrix run's name)."""
+
+WAIT_S = 1800.0
+"""Longest wait for "go" or "left"; beyond it the window is abandoned (noted) and the measurement goes on."""
+
+
+@dataclass
+class WindowLog:
+    """What this process's windows cost and did: for the bundle's isolation record."""
+
+    windows: int = 0
+    waited_s: float = 0.0
+    open_s: float = 0.0
+    paused: dict[str, float] = field(default_factory=dict)
+    """Name of each run the coordinator paused during this process's windows → seconds paused in all."""
+    notes: list[str] = field(default_factory=list)
+
+
+_LOG = WindowLog()
+
+
+class _Client:
+    """This process's connection to the coordinator (made at the first window, kept until exit)."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(WAIT_S)
+        self.sock.connect(path)
+        self.reader = self.sock.makefile("r", encoding="utf-8")
+        role = os.environ.get(ROLE_VARIABLE, "")
+        self.send({"hello": {"pid": os.getpid(), "role": role}})
+
+    def send(self, message: dict[str, object]) -> None:
+        self.sock.sendall((json.dumps(message) + "\n").encode())
+
+    def answer(self, key: str) -> dict[str, object]:
+        line = self.reader.readline()
+        if not line:
+            raise ConnectionError("the coordinator closed the connection")
+        reply = json.loads(line)
+        found = reply.get(key) if isinstance(reply, dict) else None
+        if not isinstance(found, dict):
+            raise ConnectionError(f"unexpected answer {line.strip()[:200]!r} (expected {key!r})")
+        return found
+
+
+_CLIENT: _Client | None = None
+_BROKEN = False
+
+
+def _note(message: str) -> None:
+    if message not in _LOG.notes:
+        _LOG.notes.append(message)
+
+
+def _client() -> _Client | None:
+    global _CLIENT, _BROKEN
+    path = os.environ.get(SOCKET_VARIABLE)
+    if not path or _BROKEN:
+        return None
+    if _CLIENT is None:
+        try:
+            _CLIENT = _Client(path)
+        except OSError as exc:
+            _BROKEN = True
+            _note(f"timed windows: coordinator {path} not reached ({exc}); measured without it")
+    return _CLIENT
+
+
+def _drop(what: str, exc: Exception) -> None:
+    global _CLIENT, _BROKEN
+    _BROKEN = True
+    _note(f"timed windows: coordinator lost at {what!r} ({exc}); measured without it from there on")
+    if _CLIENT is not None:
+        with contextlib.suppress(OSError):
+            _CLIENT.sock.close()
+    _CLIENT = None
+
+
+@contextlib.contextmanager
+def timed_window(what: str) -> Iterator[None]:
+    """Hold a timed window for the `with` block (a no-op without a coordinator)."""
+    client = _client()
+    if client is None:
+        yield
+        return
+    asked = time.perf_counter()
+    try:
+        client.send({"enter": what})
+        client.answer("go")
+    except (OSError, ValueError) as exc:
+        _drop(what, exc)
+        yield
+        return
+    opened = time.perf_counter()
+    try:
+        yield
+    finally:
+        closed = time.perf_counter()
+        _LOG.windows += 1
+        _LOG.waited_s += opened - asked
+        _LOG.open_s += closed - opened
+        try:
+            client.send({"leave": what})
+            left = client.answer("left")
+        except (OSError, ValueError) as exc:
+            _drop(what, exc)
+        else:
+            paused = left.get("paused")
+            for name, seconds in paused.items() if isinstance(paused, dict) else ():
+                if isinstance(seconds, int | float):
+                    _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
+
+
+def connect() -> bool:
+    """Say hello to the coordinator now (if there is one), so that it pauses this process during the others'
+    windows from the start rather than from this process's first window; whether one is connected."""
+    return _client() is not None
+
+
+def log() -> WindowLog:
+    """This process's windows so far."""
+    return _LOG
+
+
+def notes() -> list[str]:
+    """What went wrong with the coordinator, if anything (empty without one)."""
+    return list(_LOG.notes)

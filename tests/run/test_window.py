@@ -1,0 +1,208 @@
+"""Timed windows with real processes: turns, pausing the others, and nobody left paused whatever dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.run import window
+from reportgen.run.window_host import Coordinator, Request, Turns, ancestors, descendants, lineage
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CLIENT = textwrap.dedent(
+    """
+    import json, sys, time
+    from reportgen.run import window
+    window.connect()
+    for what in sys.argv[2:]:
+        with window.timed_window(what):
+            time.sleep(float(sys.argv[1]))
+    print(json.dumps({"windows": window.log().windows, "paused": window.log().paused, "notes": window.notes()}))
+    """
+)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc (T: stopped)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rfind(")") + 2]
+
+
+def _client(coordinator: Coordinator, role: str, hold_s: float, *windows: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.update({window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: role})
+    command = [sys.executable, "-c", CLIENT, str(hold_s), *windows]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+
+
+def _spinner() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def _wait_for(condition: object, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_without_a_coordinator_a_window_costs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(window.SOCKET_VARIABLE, raising=False)
+    with window.timed_window("steps"):
+        pass
+    assert window.connect() is False
+
+
+def test_an_unreachable_coordinator_is_noted_and_the_measurement_goes_on(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{window.SOCKET_VARIABLE: str(tmp_path / "nothing-here")})
+    out = subprocess.run([sys.executable, "-c", CLIENT, "0", "steps"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert '"windows": 0' in out.stdout and "not reached" in out.stdout  # ran, uncoordinated
+
+
+def test_two_processes_take_strict_turns_and_the_others_are_stopped_meanwhile() -> None:
+    spinner = _spinner()
+    try:
+        with Coordinator(Turns(("bare", "reportgen")), settle_s=0.0) as coordinator:
+            coordinator.register(spinner.pid, "spinner")
+            rg = _client(coordinator, "reportgen", 0.2, *["steps"] * 4)
+            bare = _client(coordinator, "bare", 0.2, *["steps"] * 4)
+            seen_stopped = _wait_for(lambda: _state(spinner.pid) == "T")
+            outs = [p.communicate(timeout=60)[0] for p in (rg, bare)]
+            order = [(role, what) for role, what, _, _ in coordinator.granted]
+        assert seen_stopped, "the registered process was never stopped during a window"
+        assert order == [("bare", "steps"), ("reportgen", "steps")] * 4
+        assert all('"windows": 4' in out for out in outs), outs
+        assert '"spinner"' in outs[0] and '"bare"' in outs[0]  # reportgen's windows paused both others
+        assert _wait_for(lambda: _state(spinner.pid) != "T"), "left stopped after the windows"
+    finally:
+        spinner.kill()
+
+
+def test_a_holder_that_dies_in_its_window_resumes_the_others() -> None:
+    spinner = _spinner()
+    try:
+        with Coordinator(settle_s=0.0) as coordinator:
+            coordinator.register(spinner.pid, "spinner")
+            holder = _client(coordinator, "reportgen", 60.0, "steps")
+            assert _wait_for(lambda: _state(spinner.pid) == "T")
+            holder.kill()
+            holder.wait()
+            assert _wait_for(lambda: _state(spinner.pid) != "T"), "a dead holder left the others stopped"
+    finally:
+        spinner.kill()
+
+
+DYING_COORDINATOR = textwrap.dedent(
+    """
+    import sys, time
+    from reportgen.run.window_host import Coordinator
+    coordinator = Coordinator(settle_s=0.0)
+    coordinator.register(int(sys.argv[1]), "spinner")
+    print(coordinator.path, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_coordinator_killed_while_others_are_stopped_leaves_none_stopped() -> None:
+    spinner = _spinner()
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    host = subprocess.Popen(
+        [sys.executable, "-c", DYING_COORDINATOR, str(spinner.pid)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    holder = None
+    try:
+        assert host.stdout is not None
+        path = host.stdout.readline().strip()
+        holder_env = dict(env, **{window.SOCKET_VARIABLE: path})
+        holder = subprocess.Popen([sys.executable, "-c", CLIENT, "60", "steps"], env=holder_env)
+        assert _wait_for(lambda: _state(spinner.pid) == "T")
+        host.send_signal(signal.SIGKILL)  # no handler runs: only the watchdog can resume the spinner
+        host.wait()
+        assert _wait_for(lambda: _state(spinner.pid) != "T"), "the coordinator's death left a run stopped"
+    finally:
+        for proc in (spinner, host, holder):
+            if proc is not None:
+                proc.kill()
+
+
+def test_the_holders_own_line_is_never_stopped() -> None:
+    parents = {1: 0, 10: 1, 11: 10, 12: 11, 13: 12, 20: 1, 21: 20}
+    assert descendants([11], parents) == {11, 12, 13}
+    assert ancestors(12, parents) == {12, 11, 10, 1}
+    assert lineage(12, parents) == {1, 10, 11, 12, 13}
+    assert descendants([99], parents) == set()  # gone meanwhile
+
+
+def _request(role: str, what: str, number: int) -> Request:
+    return Request(connection=number, pid=number, role=role, what=what)
+
+
+def test_turns_grant_pairs_back_to_back_and_swap_their_order() -> None:
+    pairs = [(("seed", "seed 0"), ("reportgen", "graph 0 profile"))]
+    policy = Turns(("bare", "reportgen"), pairs=pairs)
+    rg, seed, other = (
+        _request("reportgen", "graph 0 profile", 1),
+        _request("seed", "seed 0", 2),
+        _request("reportgen", "kernel", 3),
+    )
+    assert policy.choose([rg]) is None  # its partner has not asked yet
+    assert policy.choose([rg, seed]) is seed  # both waiting: the pair's first member
+    policy.granted(seed)
+    assert policy.choose([other, rg]) is rg  # nothing slips between the two
+    policy.granted(rg)
+    assert policy.choose([other]) is other
+    policy.swap()
+    assert policy.choose([seed, rg]) is rg
+
+
+def test_turns_start_when_both_wait_and_a_retired_partner_frees_the_other() -> None:
+    policy = Turns(("bare", "reportgen"))
+    rg, bare = _request("reportgen", "steps", 1), _request("bare", "steps", 2)
+    assert policy.choose([rg]) is None
+    assert policy.choose([rg, bare]) is bare
+    policy.granted(bare)
+    assert policy.choose([bare, rg]) is rg
+    policy.granted(rg)
+    policy.retire("reportgen")
+    assert policy.choose([bare]) is bare
+
+
+@pytest.mark.slow
+def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU `reportgen run` under a coordinator: every timed part asks for a window, a registered process is
+    stopped during them, and the run's numbers are those of a plain run's shape."""
+    from reportgen.bundle import RunStatus, read_manifest
+    from reportgen.recipe import load_recipe
+    from reportgen.run import RunOptions, run_recipe
+
+    recipe_path = ROOT / "tests" / "data" / "recipes" / "addmul.yaml"
+    recipe = load_recipe(recipe_path)
+    spinner = _spinner()
+    try:
+        with Coordinator(settle_s=0.0) as coordinator:
+            coordinator.register(spinner.pid, "spinner")
+            monkeypatch.setenv(window.SOCKET_VARIABLE, coordinator.path)
+            monkeypatch.setenv(window.ROLE_VARIABLE, "addmul")
+            bundle = run_recipe(recipe, recipe_path, tmp_path, RunOptions())
+            granted = [(role, what) for role, what, _, _ in coordinator.granted]
+    finally:
+        spinner.kill()
+    manifest = read_manifest(bundle)
+    assert manifest.status is RunStatus.ok, manifest.error
+    steps = recipe.for_device("cpu").profile.steps
+    assert granted.count(("addmul", "steps")) == steps == len(manifest.metrics.compiled.samples_ms)  # type: ignore[union-attr]
+    assert granted.count(("addmul", "profile")) == 2  # compiled, then eager
+    assert granted.count(("addmul", "graph 0 timing")) == 3 and ("addmul", "graph 0 profile") in granted
+    assert window.SOCKET_VARIABLE not in (bundle / "manifest.json").read_text()  # the host's, not the recipe's
