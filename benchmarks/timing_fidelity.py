@@ -577,7 +577,7 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs)
     if number % 2 == 0:
         policy.swap()  # reportgen's graph profile first in even rounds, the fresh -p first in odd ones
-    with Coordinator(policy, settle_s=plan.settle_s) as coordinator:
+    with Coordinator(policy, settle_s=plan.settle_s, log_path=logs / f"windows-{number}.log") as coordinator:
 
         def role(name: str, base: dict[str, str]) -> dict[str, str]:
             return {**base, window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: name}

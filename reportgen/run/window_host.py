@@ -165,7 +165,10 @@ class Request:
 
 
 class Policy:
-    """Which waiting request gets the next window (None: none yet). `Fifo` is the default."""
+    """Which waiting request gets the next window (None: none yet). `Fifo` is the default.
+
+    `choose` is asked by every waiting thread and must not change the policy's state; `granted` does.
+    """
 
     def choose(self, waiting: list[Request]) -> Request | None:
         return waiting[0] if waiting else None
@@ -192,13 +195,18 @@ class Turns(Policy):
     reportgen, bare, …), starting once both are waiting. Each pair in `pairs` (``(("reportgen", "graph 0
     profile"), ("seed", "seed 0"))``) is granted back to back once both are waiting, its first member first
     (`swap()` makes the second go first). A retired role's partner goes on alone; every other window is first
-    come, first served.
+    come, first served. A window whose partner has not come within `partner_wait_s` goes alone.
     """
 
     def __init__(
-        self, roles: tuple[str, str], alternate: Iterable[str] = ("steps",), pairs: Iterable[tuple[Window, Window]] = ()
+        self,
+        roles: tuple[str, str],
+        alternate: Iterable[str] = ("steps",),
+        pairs: Iterable[tuple[Window, Window]] = (),
+        partner_wait_s: float = 300.0,
     ) -> None:
         self.roles = roles
+        self.partner_wait_s = partner_wait_s
         self.alternate = set(alternate)
         self.next_role = roles[0]
         self.pairs: list[tuple[Window, Window]] = list(pairs)
@@ -226,15 +234,16 @@ class Turns(Policy):
         def find(window: Window) -> Request | None:
             return next((r for r in waiting if (r.role, r.what) == window), None)
 
-        if self.owed is not None:
+        if self.owed is not None:  # (no state changes here: every waiting thread asks, only `granted` decides)
             owed = find(self.owed)
-            if owed is not None or self.owed[0] in self.retired:
-                self.owed = None
-                if owed is not None:
-                    return owed
-            else:
+            if owed is not None:
+                return owed
+            if self.owed[0] not in self.retired:
                 return None  # the partner is still to come: nothing else may slip between the two
+        now = time.monotonic()
         for request in waiting:
+            if now - request.asked > self.partner_wait_s:
+                return request  # its partner is late (stuck or gone unseen): better alone than never
             if request.what in self.alternate and request.role in self.roles:
                 partner = self.roles[1] if request.role == self.roles[0] else self.roles[0]
                 if partner in self.retired:
@@ -254,6 +263,7 @@ class Turns(Policy):
         return None
 
     def granted(self, request: Request) -> None:
+        self.owed = None
         if request.what in self.alternate and request.role in self.roles:
             self.next_role = self.roles[1] if request.role == self.roles[0] else self.roles[0]
         elif (pair := self._pair(request)) is not None and pair[0]:
@@ -277,11 +287,21 @@ class Coordinator:
     :param policy: the order of grants (default `Fifo`)
     :param pause: stop the other processes during a window (False: windows only take turns)
     :param settle_s: after stopping them, wait this long before "go": GPU work they had queued drains
+    :param log_path: append every connection, request, grant and release here (a line each)
     """
 
-    def __init__(self, policy: Policy | None = None, *, pause: bool = True, settle_s: float = 0.05) -> None:
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        pause: bool = True,
+        settle_s: float = 0.05,
+        log_path: Path | None = None,
+    ) -> None:
         self.policy = policy or Fifo()
         self.pause, self.settle_s = pause, settle_s
+        self._log_file = log_path.open("a", encoding="utf-8") if log_path is not None else None
+        self._t0 = time.monotonic()
         self.dir = Path(tempfile.mkdtemp(prefix="reportgen-windows-"))
         self.path = str(self.dir / "socket")
         self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -301,6 +321,11 @@ class Coordinator:
         self._closed = False
         threading.Thread(target=self._accept, name="reportgen-windows", daemon=True).start()
 
+    def _log(self, message: str) -> None:
+        if self._log_file is not None:
+            self._log_file.write(f"{time.monotonic() - self._t0:9.3f} {message}\n")
+            self._log_file.flush()
+
     # -- the owner's side
 
     def register(self, pid: int, name: str) -> None:
@@ -315,6 +340,7 @@ class Coordinator:
     def retire(self, role: str) -> None:
         """No more windows will come from `role`: the policy stops waiting for it."""
         with self._cond:
+            self._log(f"retire {role}")
             self.policy.retire(role)
             self._cond.notify_all()
 
@@ -328,6 +354,8 @@ class Coordinator:
             self._server.close()
         if self._pauser is not None:
             self._pauser.close()
+        if self._log_file is not None:
+            self._log_file.close()
         with contextlib.suppress(OSError):
             Path(self.path).unlink()
             self.dir.rmdir()
@@ -362,6 +390,7 @@ class Coordinator:
                     hello = message["hello"]
                     with self._cond:
                         self._peers[number] = _Peer(int(hello.get("pid", 0)), str(hello.get("role", "")))
+                        self._log(f"hello #{number} pid {self._peers[number].pid} role {self._peers[number].role}")
                 elif "enter" in message:
                     conn.sendall((json.dumps({"go": self._enter(number, str(message["enter"]))}) + "\n").encode())
                 elif "leave" in message:
@@ -374,8 +403,10 @@ class Coordinator:
                 if self._holder is not None and self._holder.connection == number:
                     self._end_window()
                 peer = self._peers.pop(number, None)
+                self._log(f"bye #{number}")
                 if peer is not None and not any(p.role == peer.role for p in self._peers.values()):
-                    self.policy.retire(peer.role)  # its last process is gone: nobody waits for it any more
+                    self._log(f"retire {peer.role} (its last process is gone)")
+                    self.policy.retire(peer.role)  # nobody waits for it any more
                 self._cond.notify_all()
             with contextlib.suppress(OSError):
                 conn.close()
@@ -385,6 +416,7 @@ class Coordinator:
             peer = self._peers.get(number, _Peer(0, ""))
             request = Request(number, peer.pid, peer.role, what)
             self._waiting.append(request)
+            self._log(f"ask #{number} {peer.role}: {what}")
             self._cond.notify_all()
             while not self._closed:
                 if self._holder is None and self.policy.choose(list(self._waiting)) is request:
@@ -398,6 +430,7 @@ class Coordinator:
             names = self._stop_others(request)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
+            self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)})")
         if names and self.settle_s > 0:
             time.sleep(self.settle_s)
         return {"paused": sorted(names), "waited_s": round(opened - request.asked, 6)}
@@ -418,6 +451,7 @@ class Coordinator:
         self.granted[-1] = (role, what, opened, closed)
         names = self._paused_names
         self._resume()
+        self._log(f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s)")
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}
 

@@ -160,11 +160,21 @@ def test_turns_grant_pairs_back_to_back_and_swap_their_order() -> None:
     assert policy.choose([rg]) is None  # its partner has not asked yet
     assert policy.choose([rg, seed]) is seed  # both waiting: the pair's first member
     policy.granted(seed)
-    assert policy.choose([other, rg]) is rg  # nothing slips between the two
+    later_seed = _request("seed", "seed 1", 4)
+    for _ in range(3):  # every waiting thread asks; asking changes nothing (a thread that was not chosen
+        assert policy.choose([later_seed, other, rg]) is rg  # must not consume the partner's turn)
     policy.granted(rg)
     assert policy.choose([other]) is other
     policy.swap()
     assert policy.choose([seed, rg]) is rg
+
+
+def test_a_window_whose_partner_is_late_goes_alone() -> None:
+    policy = Turns(("bare", "reportgen"), pairs=[(("seed", "seed 0"), ("reportgen", "graph 0 profile"))])
+    policy.partner_wait_s = 0.0
+    rg = _request("reportgen", "graph 0 profile", 1)
+    rg.asked -= 1.0
+    assert policy.choose([rg]) is rg
 
 
 def test_turns_start_when_both_wait_and_a_retired_partner_frees_the_other() -> None:
