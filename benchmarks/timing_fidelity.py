@@ -85,6 +85,9 @@ LOG_TAIL_CHARS = 3000
 
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
+PIN_VARIABLE = "FIDELITY_PIN_CPU"
+"""With `--pin-cpu K`: the bare loops' timing thread runs on core K only (an A/A calibration's second arm)."""
+
 
 # --- the bare loop (a fresh process) -------------------------------------------------------------------------------
 
@@ -126,6 +129,8 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
         for _ in range(max(profile.warmup, 1)):
             block(fn, 1)
     eager, comp, probe = [], [], []
+    if pin := os.environ.get(PIN_VARIABLE):
+        os.sched_setaffinity(0, {int(pin)})  # this (the main) thread only: the two processes share its core
     for _ in range(profile.steps):
         with window.timed_window("steps"):  # takes turns with reportgen's pairs of blocks, as the run's are held
             probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
@@ -567,6 +572,8 @@ class Plan:
     json_out: Path | None
     settle_s: float = 0.05
     round_timeout_s: float = 1800.0
+    aa: bool = False
+    pin_cpu: int | None = None
 
 
 def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None:
@@ -582,13 +589,22 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
         def role(name: str, base: dict[str, str]) -> dict[str, str]:
             return {**base, window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: name}
 
-        started = [
-            _start(
+        bare_command = [sys.executable, __file__, str(plan.recipe), "--bare"]
+        bare_command += ["--variant", plan.variant] if plan.variant else []
+        if plan.pin_cpu is not None:
+            env = {**env, PIN_VARIABLE: str(plan.pin_cpu)}
+        first = (
+            _start("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
+            if plan.aa  # A/A: a second bare loop in reportgen's place, the floor of what rounds can show
+            else _start(
                 "reportgen",
                 _reportgen_command(plan, results),
                 role("reportgen", dict(os.environ)),
                 logs / f"reportgen-{number}.log",
-            ),
+            )
+        )
+        started = [
+            first,
             _start(
                 "bare",
                 [sys.executable, __file__, str(plan.recipe), "--bare"]
@@ -597,7 +613,7 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
                 logs / f"bare-{number}.log",
             ),
         ]
-        for side in warm.graphs:
+        for side in [] if plan.aa else warm.graphs:
             assert side.seed_module is not None
             command = [
                 sys.executable,
@@ -618,16 +634,29 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     code, output, wall_s = finished["reportgen"]
     if code != 0:
         raise _failed(f"reportgen run (round {number})", code, output, started[0].log)
-    bundle_dir = _bundle_dir(plan, results)
-    if sitting.runs:
-        sitting.runs[-1].kept_path = _kept_path(bundle_dir)
-    run = _read_run(bundle_dir, number, wall_s)
+    if plan.aa:
+        other: dict[str, object] = json.loads(output.strip().splitlines()[-1])
+        run = Run(
+            round=number,
+            path="(bare loop A)",
+            wall_s=wall_s,
+            eager_ms=float(other["eager_ms"]),  # type: ignore[arg-type]
+            compiled_ms=float(other["compiled_ms"]),  # type: ignore[arg-type]
+            host_probe_ms=list(other["host_probe_ms"]),  # type: ignore[call-overload]
+            compile_s=None,
+            inductor_cache="kept-warm",
+        )
+    else:
+        bundle_dir = _bundle_dir(plan, results)
+        if sitting.runs:
+            sitting.runs[-1].kept_path = _kept_path(bundle_dir)
+        run = _read_run(bundle_dir, number, wall_s)
     run.windows = _window_summary(windows)
-    code, output, wall_s = finished["bare"]
+    code, output, bare_wall_s = finished["bare"]
     if code != 0:
         raise _failed(f"bare loop (round {number})", code, output, started[1].log)
     found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
-    bare = Bare(index=number, wall_s=wall_s, **found)  # type: ignore[arg-type]
+    bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
         if (seed := finished.get(f"seed {side.graph}")) is not None:
             _seed_result(side, *seed)
@@ -707,6 +736,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="work directory (default: a new temporary one)")
     parser.add_argument("--json", type=Path, help="write every number here (rewritten after each process)")
     parser.add_argument("--settle-s", type=float, default=0.05, help="after pausing the others, wait this long")
+    parser.add_argument("--aa", action="store_true", help="A/A: a second bare loop in reportgen's place")
+    parser.add_argument("--pin-cpu", type=int, metavar="K", help="the bare loops time on core K only")
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
@@ -732,6 +763,8 @@ def main() -> int:
         tolerance_pp=args.tolerance_pp,
         json_out=args.json.resolve() if args.json else None,
         settle_s=args.settle_s,
+        aa=args.aa,
+        pin_cpu=args.pin_cpu,
     )
     compare(plan)
     return 0
