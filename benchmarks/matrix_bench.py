@@ -76,7 +76,9 @@ def _isolation(bundle: Bundle) -> str:
     return (
         f"devices={iso.devices} cpus={iso.cpus or 'any'} compile_threads={iso.compile_threads} "
         f"timing_lock={iso.timing_lock} lock_wait={iso.lock_wait_s:.1f}s measured={_num(iso.measured_s, '.1f')}s "
-        f"alone={iso.measured_alone} others={others} notes={iso.notes or '-'}"
+        f"alone={iso.measured_alone} others={others} windows={iso.windows} in {iso.window_s:.1f}s "
+        f"(waited {iso.window_wait_s:.1f}s, coordinated={iso.coordinated}) "
+        f"paused={', '.join(f'{n} {s:.1f}s' for n, s in iso.paused.items()) or 'none'} notes={iso.notes or '-'}"
     )
 
 

@@ -42,9 +42,26 @@ class Isolation(BundleModel):
     concurrent: list[ConcurrentRun] = Field(
         default_factory=list, description="Other runs on the host active during this run's measurements."
     )
+    windows: int = Field(
+        default=0,
+        description="Timed windows the run held: each timed part (a pair of step blocks, the profiled steps, a "
+        "graph's timing round or profile, a kernel benchmark) alone on the host.",
+    )
+    window_s: float = Field(default=0.0, description="Seconds inside those windows.")
+    window_wait_s: float = Field(default=0.0, description="Seconds waited for them (the lock, the coordinator).")
+    coordinated: bool = Field(
+        default=False,
+        description="Whether a coordinator granted the windows, one at a time, with the host's other runs paused.",
+    )
+    paused: dict[str, float] = Field(
+        default_factory=dict, description="Each run the coordinator paused during this run's windows → seconds."
+    )
     notes: list[str] = Field(default_factory=list, description="Why an isolation asked for was not in effect.")
 
     @property
     def measured_alone(self) -> bool:
-        """Whether no other run measured while this one did."""
+        """Whether no other run measured while this one did: by construction when a coordinator granted every
+        window (the others were paused meanwhile), else when no other run was in its measuring phase."""
+        if self.coordinated and not self.notes:
+            return True
         return not any("measuring" in other.phases for other in self.concurrent)

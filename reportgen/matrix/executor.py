@@ -8,6 +8,7 @@ bundle by the driver, never dropped.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import os
@@ -22,6 +23,7 @@ from reportgen.matrix.devices import ISOLATIONS, Slot
 from reportgen.matrix.plan import MatrixRun
 from reportgen.progress import Progress, RunOutcome
 from reportgen.run import RunOptions, stop_runs
+from reportgen.run.window_host import Coordinator, Fifo
 
 __all__ = ["EXECUTORS", "Executor", "LocalExecutor", "MatrixOptions", "RunFn", "slot_options"]
 
@@ -103,6 +105,17 @@ class LocalExecutor:
                 self._run(slot, run, n, len(runs), results_dir, options, run_one, progress)
                 for n, run in enumerate(runs, 1)
             ]
+        with contextlib.ExitStack() as stack:
+            if "lock" in self.isolation:
+                # Each timed part of a run owns the host: the coordinator grants one window at a time and pauses
+                # the other runs (compiles included) meanwhile. Their GPUs are others', so nothing needs to drain.
+                coordinator = stack.enter_context(Coordinator(Fifo(), settle_s=0.0))
+                options = dataclasses.replace(options, window_socket=coordinator.path)
+            return self._run_slots(runs, results_dir, options, run_one, progress)
+
+    def _run_slots(
+        self, runs: Sequence[MatrixRun], results_dir: Path, options: RunOptions, run_one: RunFn, progress: Progress
+    ) -> list[RunOutcome]:
         free, local, started = iter(self.slots), threading.local(), itertools.count(1)
         lock = threading.Lock()
 

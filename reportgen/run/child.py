@@ -292,15 +292,18 @@ def _exit_with_parent(interval_s: float = 1.0) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
     _exit_with_parent()
-    window.connect()  # a coordinator (if any) pauses this run during the others' timed windows from now on
     spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
     out = Path(out_dir)
     progress = _Progress(out)
     spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
     host = None
     if spec.placement is not None:  # before torch starts its threads: they inherit the cores
+        if spec.placement.window_socket:  # the matrix's coordinator; the graph-timing process inherits it
+            os.environ[window.SOCKET_VARIABLE] = spec.placement.window_socket
+            os.environ[window.ROLE_VARIABLE] = spec.placement.name
         host = Measurements(spec.placement, apply_placement(spec.placement))
         progress.update(isolation=host.isolation)
+    window.connect()  # a coordinator (if any) pauses this run during the others' timed windows from now on
     try:
         _run(spec, out, progress, host)
     except Exception as exc:  # the workload is user code: every failure becomes data

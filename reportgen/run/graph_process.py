@@ -21,11 +21,13 @@ from types import ModuleType
 from pydantic import TypeAdapter
 
 from reportgen.bundle import GRAPHS_DIR, GraphBenchmark, ModuleFile
+from reportgen.run import window
 
 __all__ = ["REQUEST_FILE", "RESULT_FILE", "main", "time_graphs_in_fresh_process"]
 
 REQUEST_FILE = f"{GRAPHS_DIR}/request.json"
 RESULT_FILE = f"{GRAPHS_DIR}/benchmarks.json"
+WINDOWS_FILE = f"{GRAPHS_DIR}/windows.json"
 _FILES = TypeAdapter(list[ModuleFile])
 _BENCHMARKS = TypeAdapter(list[GraphBenchmark])
 
@@ -44,6 +46,7 @@ def time_graphs_in_fresh_process(
     (out_dir / REQUEST_FILE).unlink(missing_ok=True)
     if result.returncode != 0:
         raise RuntimeError(f"the graph timing process exited with {result.returncode}")
+    window.merge_log(out_dir / WINDOWS_FILE)
     path = out_dir / RESULT_FILE
     benchmarks = _BENCHMARKS.validate_json(path.read_bytes())
     path.unlink()
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     timed = capture.time_graphs(modules, files, out_dir)
     profiled = capture.profile_graphs(modules, files, timed, out_dir, device)
     (out_dir / RESULT_FILE).write_bytes(_BENCHMARKS.dump_json(profiled, indent=2))
+    window.dump_log(out_dir / WINDOWS_FILE)  # the run's isolation record counts these windows too
     print(json.dumps({"graphs": len(profiled)}), flush=True)
     return 0
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from reportgen.bundle import ConcurrentRun, Isolation, RunPhase
-from reportgen.locks import hold_lock
+from reportgen.run import window
 
 __all__ = [
     "ACTIVITY_DIR",
@@ -60,6 +60,8 @@ class HostPlacement(BaseModel):
     cpus: list[int] = []
     timing_lock: bool = False
     host_dir: str
+    window_socket: str | None = None
+    """The matrix's timed-window coordinator (`run.window_host`): its runs' windows one at a time, others paused."""
 
 
 def apply_placement(placement: HostPlacement) -> Isolation:
@@ -115,30 +117,41 @@ class Measurements:
 
     @contextlib.contextmanager
     def measuring(self, log: Callable[[str], None]) -> Iterator[None]:
-        """Hold the host's timing lock (when the placement asks for it) and mark the phase `measuring`;
-        at its end, record the runs that were active meanwhile."""
-        waited = time.monotonic()
-        with self._lock(log):
-            started = time.monotonic()
-            self.enter("measuring")
-            window_start = time.time()
-            try:
-                yield
-            finally:
-                concurrent = _overlapping(self.dir, os.getpid(), window_start, time.time())
-                self.isolation = self.isolation.model_copy(
-                    update={
-                        "timing_lock": self.placement.timing_lock,
-                        "lock_wait_s": round(started - waited, 3),
-                        "measured_s": round(time.monotonic() - started, 3),
-                        "concurrent": concurrent,
-                    }
-                )
-                self.enter(_DONE)
+        """Mark the phase `measuring`; its timed parts take the host's timing lock one window at a time (when the
+        placement asks for it: `window.LOCK_VARIABLE`, inherited by the graph-timing process) and ask the
+        matrix's coordinator, if any. At its end, record the windows and the runs that were active meanwhile."""
+        lock = self._lock_path()
+        if lock is not None:
+            os.environ[window.LOCK_VARIABLE] = str(lock)
+            log(f"measuring in timed windows under the host's timing lock {lock}")
+        started = time.monotonic()
+        self.enter("measuring")
+        window_start = time.time()
+        try:
+            yield
+        finally:
+            os.environ.pop(window.LOCK_VARIABLE, None)
+            concurrent = _overlapping(self.dir, os.getpid(), window_start, time.time())
+            windows = window.log()
+            self.isolation = self.isolation.model_copy(
+                update={
+                    "timing_lock": lock is not None,
+                    "lock_wait_s": round(windows.waited_s, 3),
+                    "measured_s": round(time.monotonic() - started, 3),
+                    "concurrent": concurrent,
+                    "windows": windows.windows,
+                    "window_s": round(windows.open_s, 3),
+                    "window_wait_s": round(windows.waited_s, 3),
+                    "coordinated": bool(self.placement.window_socket) and not windows.notes,
+                    "paused": {name: round(s, 3) for name, s in sorted(windows.paused.items())},
+                    "notes": [*self.isolation.notes, *windows.notes],
+                }
+            )
+            self.enter(_DONE)
 
-    def _lock(self, log: Callable[[str], None]) -> contextlib.AbstractContextManager[None]:
+    def _lock_path(self) -> Path | None:
         if not self.placement.timing_lock:
-            return contextlib.nullcontext()
+            return None
         path = Path(self.placement.host_dir) / TIMING_LOCK
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,11 +159,8 @@ class Measurements:
             self.isolation = self.isolation.model_copy(
                 update={"notes": [*self.isolation.notes, f"no timing lock: {exc}"]}
             )
-            self.placement = self.placement.model_copy(update={"timing_lock": False})
-            return contextlib.nullcontext()
-        return hold_lock(
-            path, timeout_s=None, on_wait=lambda holder: log(f"waiting for the host's timing lock ({holder})")
-        )
+            return None
+        return path
 
 
 def end_activity(host_dir: Path, pid: int) -> None:

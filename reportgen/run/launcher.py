@@ -93,6 +93,9 @@ class RunOptions:
     host_dir: Path | None = field(
         default=None, metadata={"help": "where the host's runs meet: timing lock, activity (default: per user in tmp)"}
     )
+    window_socket: str | None = field(
+        default=None, metadata={"help": "the matrix's timed-window coordinator (others paused during each window)"}
+    )
 
 
 def _now() -> str:
@@ -160,7 +163,13 @@ def _scrub_outputs(bundle: Path, scrubber: Scrubber) -> None:
 
 def _placement(name: str, options: RunOptions) -> HostPlacement:
     host_dir = options.host_dir or default_host_dir()
-    return HostPlacement(name=name, cpus=list(options.cpus), timing_lock=options.timing_lock, host_dir=str(host_dir))
+    return HostPlacement(
+        name=name,
+        cpus=list(options.cpus),
+        timing_lock=options.timing_lock,
+        host_dir=str(host_dir),
+        window_socket=options.window_socket,
+    )
 
 
 def _add_autotune(bundle: Path, capture_file: str | None) -> str | None:

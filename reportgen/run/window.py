@@ -22,17 +22,26 @@ import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from reportgen.locks import hold_lock
 
 __all__ = [
+    "LOCK_VARIABLE",
     "ROLE_VARIABLE",
     "SOCKET_VARIABLE",
     "WAIT_S",
     "WindowLog",
     "connect",
+    "dump_log",
     "log",
+    "merge_log",
     "notes",
     "timed_window",
 ]
+
+LOCK_VARIABLE = "REPORTGEN_WINDOW_LOCK"
+"""A host-wide lock file held for each window (runs of separate `reportgen` processes on one host take turns)."""
 
 SOCKET_VARIABLE = "REPORTGEN_WINDOW_SOCKET"
 """The coordinator's socket path; unset: no coordinator, windows cost nothing."""
@@ -119,10 +128,33 @@ def _drop(what: str, exc: Exception) -> None:
 
 @contextlib.contextmanager
 def timed_window(what: str) -> Iterator[None]:
-    """Hold a timed window for the `with` block (a no-op without a coordinator)."""
+    """Hold a timed window for the `with` block: the host lock (`REPORTGEN_WINDOW_LOCK`) if set, then the
+    coordinator's "go" if there is one; a no-op with neither."""
+    with contextlib.ExitStack() as stack:
+        lock = os.environ.get(LOCK_VARIABLE)
+        if lock:
+            asked = time.perf_counter()
+            try:
+                stack.enter_context(hold_lock(Path(lock), timeout_s=None))
+            except OSError as exc:
+                _note(f"timed windows: host lock {lock} not taken ({exc}); measured without it")
+            _LOG.waited_s += time.perf_counter() - asked
+        with _coordinated(what, counted=bool(lock)):
+            yield
+
+
+@contextlib.contextmanager
+def _coordinated(what: str, counted: bool) -> Iterator[None]:
+    """The coordinator's part of a window; without one, only counted (when a lock made it a window)."""
     client = _client()
     if client is None:
-        yield
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            if counted:
+                _LOG.windows += 1
+                _LOG.open_s += time.perf_counter() - started
         return
     asked = time.perf_counter()
     try:
@@ -156,6 +188,29 @@ def connect() -> bool:
     """Say hello to the coordinator now (if there is one), so that it pauses this process during the others'
     windows from the start rather than from this process's first window; whether one is connected."""
     return _client() is not None
+
+
+def dump_log(path: Path) -> None:
+    """Write this process's windows to `path` (a child process's, for its parent to `merge_log`)."""
+    path.write_text(json.dumps(_LOG.__dict__), encoding="utf-8")
+
+
+def merge_log(path: Path) -> None:
+    """Add the windows a child process wrote to `path` (by `dump_log`) to this process's; the file is removed."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+    except (OSError, ValueError):
+        return
+    if not isinstance(found, dict):
+        return
+    _LOG.windows += int(found.get("windows", 0))
+    _LOG.waited_s += float(found.get("waited_s", 0.0))
+    _LOG.open_s += float(found.get("open_s", 0.0))
+    for name, seconds in dict(found.get("paused", {})).items():
+        _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
+    for note in found.get("notes", []):
+        _note(str(note))
 
 
 def log() -> WindowLog:

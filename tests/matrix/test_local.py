@@ -36,6 +36,12 @@ def test_a_matrix_fills_two_fake_gpus_and_a_killed_child_is_a_failure(work: Path
     assert sorted(cores) == ["0", "1"]  # both GPUs used, each run pinned to its GPU's cores
     assert not set(cores["0"]) & set(cores["1"])
     assert any(i is not None and i.concurrent for i in isolations.values())  # runs did overlap (compiling)
+    # Every timed part was a window the matrix's coordinator granted alone, the other runs paused meanwhile:
+    # a run that was compiling (or measuring) beside one was stopped during its windows and still finished.
+    # (at least 3 step-block pairs, 2 profiles, 3 timing rounds and 1 profile of a graph)
+    assert all(i is not None and i.coordinated and i.windows >= 9 for i in isolations.values()), isolations
+    paused = {other for i in isolations.values() if i is not None for other in i.paused}
+    assert paused and paused <= set(MATRIX_RUNS), isolations
     assert wall_s < sum(m.wall_time_s for m in manifests.values()) + 30
 
 

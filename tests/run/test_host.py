@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -26,30 +30,47 @@ def _other(tmp_path: Path, name: str, pid: int, lock: bool) -> Measurements:
     return run
 
 
-def test_measurements_take_turns_under_the_timing_lock(tmp_path: Path) -> None:
-    """Two runs (a thread stands in for the other child) measure at once: the second waits for the first, and
-    nothing else measured during its own measurements."""
-    first = _other(tmp_path, "first", 1, lock=True)
-    second = Measurements(_placement(tmp_path, "second"), apply_placement(_placement(tmp_path, "second")))
-    windows: dict[str, float] = {}
-    inside = threading.Event()
+MEASURE = textwrap.dedent(
+    """
+    import json, sys, time
+    from reportgen.run import window
+    from reportgen.run.host import HostPlacement, Measurements, apply_placement
+    placement = HostPlacement(name=sys.argv[2], timing_lock=True, host_dir=sys.argv[1])
+    run = Measurements(placement, apply_placement(placement))
+    spans = []
+    with run.measuring(lambda line: None):
+        for _ in range(3):
+            with window.timed_window("steps"):
+                began = time.time()
+                time.sleep(0.2)
+                spans.append((began, time.time()))
+            time.sleep(0.05)  # untimed work between windows: holds nothing
+    print(json.dumps({"spans": spans, "isolation": run.isolation.model_dump(mode="json")}))
+    """
+)
 
-    def measure_first() -> None:
-        with first.measuring(print):
-            inside.set()
-            time.sleep(0.5)
-            windows["first ended"] = time.monotonic()
 
-    thread = threading.Thread(target=measure_first)
-    thread.start()
-    inside.wait(5)
-    with second.measuring(print):
-        windows["second began"] = time.monotonic()
-    thread.join()
-    assert windows["second began"] >= windows["first ended"]
-    assert second.isolation.timing_lock and second.isolation.lock_wait_s >= 0.3
-    assert second.isolation.concurrent == [] and second.isolation.measured_alone
-    assert first.isolation.lock_wait_s < 0.3
+def test_runs_take_turns_window_by_window_under_the_timing_lock(tmp_path: Path) -> None:
+    """Two runs (real processes) measure at once: each timed window holds the host's lock, so no two windows
+    overlap, while their measuring phases do (the lock is not held between windows)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MEASURE, str(tmp_path), name], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for name in ("first", "second")
+    ]
+    found = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    spans = sorted(tuple(span) for run in found for span in run["spans"])
+    assert len(spans) == 6
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans)), spans
+    owners = [next(i for i, run in enumerate(found) if list(span) in run["spans"]) for span in spans]
+    assert owners != sorted(owners), "the windows did not interleave: a whole phase held the lock"
+    for run in found:
+        isolation = run["isolation"]
+        assert isolation["timing_lock"] and isolation["windows"] == 3 and isolation["window_s"] >= 0.6
+        assert not isolation["coordinated"] and isolation["paused"] == {}
+    assert max(run["isolation"]["window_wait_s"] for run in found) >= 0.1  # one of them waited for the other
 
 
 def test_what_overlapped_the_measurements_is_recorded(tmp_path: Path) -> None:
