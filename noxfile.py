@@ -17,9 +17,9 @@ DEFAULT_RECIPES = ["recipes/quickstart.yaml"]
 
 
 def _install(session: nox.Session, *extras: str) -> None:
+    """torch's CPU build, then reportgen with what running recipes and building its own site need."""
     session.install(TORCH_CPU)
-    spec = f".[{','.join(extras)}]" if extras else "."
-    session.install("-e", spec)
+    session.install("-e", f".[{','.join(('run', 'site', *extras))}]")
 
 
 @nox.session(python=PYTHON)

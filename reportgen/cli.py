@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import importlib.util
 import json
 import sys
 import typing
@@ -17,7 +18,7 @@ from reportgen.bundle import HISTORY_DIR
 from reportgen.console import LiveProgress, PrintProgress, show, terminal_logging
 from reportgen.errors import BundleError, ReportgenError
 from reportgen.escape import terminal_text
-from reportgen.pins import model_requirements
+from reportgen.pins import EXTRAS, model_requirements
 
 if typing.TYPE_CHECKING:
     from reportgen.matrix import MatrixOptions
@@ -295,6 +296,15 @@ def _serve(site: Path, port: int) -> int:
     return 0
 
 
+def _require_extra(extra: str, command: str) -> None:
+    """Raise, naming the extra to install, when the module that `extra` brings (`pins.EXTRAS`) is missing."""
+    module = EXTRAS[extra]
+    if importlib.util.find_spec(module) is None:
+        raise ReportgenError(
+            f"`reportgen {command}` needs {module}, which is not installed here: pip install 'reportgen[{extra}]'"
+        )
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     from reportgen import pipeline
 
@@ -320,6 +330,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.command == "history":
         return _history(args)
+    _require_extra("run", args.command)  # run, report, reproduce: recipes run under torch
     options: RunOptions = _options(args, "RunOptions")
     if args.command == "reproduce":
         from reportgen.reproduce import reproduce

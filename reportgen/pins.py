@@ -5,7 +5,12 @@ No imports: `noxfile.py` loads this file by path before reportgen is installed.
 
 from __future__ import annotations
 
-__all__ = ["TIMM", "TORCH_CPU", "TORCH_FOR_TORCHVISION", "model_requirements"]
+__all__ = ["EXTRAS", "TIMM", "TORCH_CPU", "TORCH_FOR_TORCHVISION", "model_requirements"]
+
+EXTRAS = {"run": "torch", "site": "furo"}
+"""reportgen's extras (pyproject.toml) → the module each one brings: `pip install reportgen` alone gives the Sphinx
+extension, `build` of an existing site, `compare` and `history`; running recipes needs `[run]` (torch), and
+a new site in reportgen's own theme `[site]` (furo)."""
 
 TORCH_CPU = "torch==2.13.0"
 """The CPU build the test and docs sessions install (a local wheel on our CI machines)."""

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
 from reportgen.errors import SiteError, os_failure
+from reportgen.pins import EXTRAS
 from reportgen.site.stamp import BuildStamp, changed_documents, prune_removed
 from reportgen.site.state import Recorded, SiteState, open_state
 from reportgen.site.trees import listing, other_tree, publish, published_tree, remove_leftovers, sync_tree, tree_dirs
@@ -67,10 +69,14 @@ def run_sphinx(source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str = 
         raise SiteError(f"cannot run sphinx-build: {exc}", path=source_dir) from exc
     if result.returncode != 0:
         tail = "\n".join(result.stdout.splitlines()[-_TAIL_LINES:])
+        theme = EXTRAS["site"]
+        missing_theme = f"no theme named '{theme}'" in result.stdout and importlib.util.find_spec(theme) is None
         raise SiteError(
             f"sphinx-build failed with exit code {result.returncode}:\n{tail}",
             path=source_dir,
-            hint="fix the warnings above; every warning fails the build",
+            hint=f"reportgen's site theme ({theme}) is not installed: pip install 'reportgen[site]'"
+            if missing_theme
+            else "fix the warnings above; every warning fails the build",
         )
 
 
