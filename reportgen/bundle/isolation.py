@@ -60,8 +60,9 @@ class Isolation(BundleModel):
 
     @property
     def measured_alone(self) -> bool:
-        """Whether no other run measured while this one did: by construction when a coordinator granted every
-        window (the others were paused meanwhile), else when no other run was in its measuring phase."""
-        if self.coordinated and not self.notes:
+        """Whether no other run measured while this one did: by construction when every timed part was a
+        window under the host's lock or a coordinator (no two windows overlap; a coordinator also pauses the
+        others), else when no other run was in its measuring phase."""
+        if (self.coordinated or self.timing_lock) and self.windows > 0 and not self.notes:
             return True
         return not any("measuring" in other.phases for other in self.concurrent)

@@ -161,9 +161,11 @@ def _clear_planted(path: Path) -> None:
 class HistoryIndex:
     """The index of one results directory. `HistoryIndex(results).update()` brings it up to date."""
 
-    def __init__(self, results: Path) -> None:
+    def __init__(self, results: Path, path: Path | None = None) -> None:
+        """:param path: the index file (default `<results>/.reportgen-history.sqlite`; a docs build keeps its own
+        in Sphinx's build directory, out of the host's source tree)"""
         self.results = results
-        self.path = results / HISTORY_INDEX_FILE
+        self.path = path if path is not None else results / HISTORY_INDEX_FILE
         self._db = self._open()
         self._found: dict[str, str] | None = None
         """Bundle name by key of the runs the last walk found (`update`, or the first `runs`)."""

@@ -10,31 +10,78 @@ capture.json and the manifest). Layout written under `reports_dir` (see `render.
 
 from __future__ import annotations
 
-from reportgen.render.comparison import (
-    COMPARISON_HEADERS,
-    COMPARISON_KERNEL_ROWS,
-    metric_cells,
-    pct_text,
-    percent_text,
-    seconds_text,
-    us_text,
-    verdict_text,
-)
-from reportgen.render.comparison_text import (
-    COMPARISON_COUNT_ROWS,
-    COUNT_CHANGE_HEADERS,
-    MetricGroup,
-    count_change_cells,
-    metric_groups,
-)
-from reportgen.render.incremental import render_site_pages
-from reportgen.render.index import BrokenBundle, index_entry, overview_page
-from reportgen.render.markup import MISSING, escape_md, list_table
-from reportgen.render.notebook import Headline, comparison_table
-from reportgen.render.pages import ChartFiles, report_page
-from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
-from reportgen.render.report import draw_charts, inductor_sections, leading_sections
-from reportgen.render.trends import trend_chart
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reportgen.render.comparison import (
+        COMPARISON_HEADERS,
+        COMPARISON_KERNEL_ROWS,
+        metric_cells,
+        pct_text,
+        percent_text,
+        seconds_text,
+        us_text,
+        verdict_text,
+    )
+    from reportgen.render.comparison_text import (
+        COMPARISON_COUNT_ROWS,
+        COUNT_CHANGE_HEADERS,
+        MetricGroup,
+        count_change_cells,
+        metric_groups,
+    )
+    from reportgen.render.incremental import render_site_pages
+    from reportgen.render.index import BrokenBundle, index_entry, overview_page
+    from reportgen.render.markup import MISSING, escape_md, list_table
+    from reportgen.render.notebook import Headline, comparison_table
+    from reportgen.render.pages import ChartFiles, report_page
+    from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
+    from reportgen.render.report import draw_charts, inductor_sections, leading_sections
+    from reportgen.render.trends import trend_chart
+
+_HOMES = {
+    "BrokenBundle": "index",
+    "COMPARISON_COUNT_ROWS": "comparison_text",
+    "COMPARISON_HEADERS": "comparison",
+    "COMPARISON_KERNEL_ROWS": "comparison",
+    "COUNT_CHANGE_HEADERS": "comparison_text",
+    "ChartFiles": "pages",
+    "Headline": "notebook",
+    "MISSING": "markup",
+    "MetricGroup": "comparison_text",
+    "comparison_table": "notebook",
+    "count_change_cells": "comparison_text",
+    "draw_charts": "report",
+    "escape_md": "markup",
+    "index_entry": "index",
+    "inductor_sections": "report",
+    "leading_sections": "report",
+    "list_table": "markup",
+    "metric_cells": "comparison",
+    "metric_groups": "comparison_text",
+    "overview_page": "index",
+    "pct_text": "comparison",
+    "percent_text": "comparison",
+    "redacted": "redactions",
+    "redacted_bundle": "redactions",
+    "redactions_section": "redactions",
+    "render_site_pages": "incremental",
+    "report_page": "pages",
+    "seconds_text": "comparison",
+    "trend_chart": "trends",
+    "us_text": "comparison",
+    "verdict_text": "comparison",
+}
+"""Where each name lives: imported on first use, so that a reader of one page (the Sphinx extension, the CLI's
+`compare`) does not load matplotlib and every renderer at import."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"reportgen.render.{_HOMES[name]}"), name)
+    raise AttributeError(name)
+
 
 __all__ = [
     "COMPARISON_COUNT_ROWS",

@@ -9,10 +9,9 @@ from dataclasses import dataclass
 
 from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus, format_ms
 from reportgen.render.comparison import COMPARE_PAGE, since_previous
-from reportgen.render.markup import MISSING, code_span, escape_md, figure, list_table, page_name, plural
+from reportgen.render.markup import HISTORY_PAGE, MISSING, code_span, escape_md, figure, list_table, page_name, plural
 from reportgen.render.pages import report_title
 from reportgen.render.timing_text import speedup_text
-from reportgen.render.trends import HISTORY_PAGE
 
 __all__ = ["OVERVIEW_FILE", "BrokenBundle", "IndexEntry", "index_entry", "index_page", "overview_page"]
 

@@ -11,6 +11,7 @@ from reportgen.bundle import NOT_MEASURED
 from reportgen.escape import html_attribute, myst_block, myst_literal, myst_role_text, myst_text, path_segment
 
 __all__ = [
+    "HISTORY_PAGE",
     "MAX_TABLE_ROWS",
     "MISSING",
     "ORPHAN",
@@ -27,6 +28,9 @@ __all__ = [
     "plural",
     "short_path",
 ]
+
+HISTORY_PAGE = "history"
+"""The trend page, next to the latest run's report (`<bundle>/history.md`)."""
 
 MISSING = NOT_MEASURED
 """A table cell or value that was not measured (`reportgen.bundle.NOT_MEASURED`)."""

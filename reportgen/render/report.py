@@ -54,7 +54,7 @@ from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
-from reportgen.render.markup import ORPHAN, escape_md, figure, page_name
+from reportgen.render.markup import HISTORY_PAGE, ORPHAN, escape_md, figure, page_name
 from reportgen.render.pages import ChartFiles, report_page, report_title
 from reportgen.render.provenance import provenance_section
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
@@ -67,7 +67,7 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
-from reportgen.render.trends import HISTORY_PAGE, history_page, history_section, sparkline, trend_chart
+from reportgen.render.trends import history_page, history_section, sparkline, trend_chart
 from reportgen.render.variants import variants_section
 
 __all__ = [

@@ -19,12 +19,20 @@ from reportgen.bundle import Comparison, RunRecord, format_ms
 from reportgen.escape import chart_text
 from reportgen.render.charts import plottable
 from reportgen.render.comparison import COMPARE_PAGE, verdict_text
-from reportgen.render.markup import MISSING, ORPHAN, SORTABLE, code_span, escape_md, figure, list_table, page_name
+from reportgen.render.markup import (
+    HISTORY_PAGE,
+    MISSING,
+    ORPHAN,
+    SORTABLE,
+    code_span,
+    escape_md,
+    figure,
+    list_table,
+    page_name,
+)
 
 __all__ = ["HISTORY_PAGE", "history_page", "history_section", "run_page", "sparkline", "trend_chart"]
 
-HISTORY_PAGE = "history"
-"""The trend page, next to the latest run's report (`<bundle>/history.md`)."""
 RUN_PAGE_SEPARATOR = "~"
 """Between a bundle's page name and a kept run's id in the run's page directory: no `page_name` holds it, and
 URLs keep it as is."""

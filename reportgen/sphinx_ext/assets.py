@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reportgen.bundle import RECIPE_FILE, Bundle, read_recipe_text
 from reportgen.escape import path_segment
-from reportgen.render import ChartFiles, draw_charts, redacted
+from reportgen.render import ChartFiles, redacted
 
 __all__ = ["CACHE_DIR", "CHART_KINDS", "BundleAssets", "ChartKind", "bundle_assets", "source_uri"]
 
@@ -79,6 +79,8 @@ def source_uri(path: Path, srcdir: Path) -> str:
 
 
 def _draw(bundle: Bundle, directory: Path) -> None:
+    from reportgen.render import draw_charts  # matplotlib: loaded when a chart is drawn, not at import
+
     charts = draw_charts(bundle, directory)
     recipe_text = redacted(read_recipe_text(bundle.path))
     if recipe_text is not None:

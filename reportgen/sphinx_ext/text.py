@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from reportgen.bundle import Bundle, StepTimes
 from reportgen.render import (
     MISSING,
     ChartFiles,
     escape_md,
-    inductor_sections,
-    leading_sections,
     list_table,
     redactions_section,
     report_page,
 )
 
 __all__ = ["report_text", "summary_table"]
+
+
+def _report() -> ModuleType:
+    """`reportgen.render.report`, imported when a report is drawn (it loads matplotlib and every renderer)."""
+    return importlib.import_module("reportgen.render.report")
 
 
 def _step(times: StepTimes | None) -> str:
@@ -58,7 +64,7 @@ def report_text(
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
         max_kernels=max_kernels,
-        leading_sections=leading_sections(bundle),
-        inductor_sections=inductor_sections(bundle, charts, None),
+        leading_sections=_report().leading_sections(bundle),
+        inductor_sections=_report().inductor_sections(bundle, charts, None),
         trailing_sections=[redactions_section(bundle.manifest)],
     )

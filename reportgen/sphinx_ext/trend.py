@@ -11,20 +11,31 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.typing import OptionSpec
 
-from reportgen.bundle import HISTORY_DIR, Bundle, RunRecord
-from reportgen.history import HistoryIndex
-from reportgen.render import trend_chart
+from reportgen.bundle import ANALYSIS_FILE, MANIFEST_FILE, Bundle, RunRecord
+from reportgen.history import HistoryIndex, kept_runs_of
 from reportgen.sphinx_ext.assets import CACHE_DIR
 from reportgen.sphinx_ext.directives import BundleDirective, RenderError
 
 __all__ = ["PerfTrend"]
 
 
-def _runs(bundle: Bundle) -> list[RunRecord]:
-    """The bundle's kept runs, oldest first (a read-only results directory is indexed in memory)."""
-    with HistoryIndex(bundle.path.parent) as index:
+def _runs(bundle: Bundle, build_dir: Path) -> list[RunRecord]:
+    """The bundle's kept runs, oldest first. The index lives in Sphinx's build directory, one per results
+    directory: a docs build writes nothing into the host's source tree (nor into the results)."""
+    results = bundle.path.parent.resolve()
+    key = hashlib.sha256(str(results).encode()).hexdigest()[:16]
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with HistoryIndex(results, build_dir / f"history-{key}.sqlite") as index:
         index.update()
         return index.runs(name=bundle.manifest.name)
+
+
+def _run_files(bundle: Bundle) -> list[Path]:
+    """The files the index reads of each run of the bundle (the latest and the kept ones): a new run rewrites
+    the latest's manifest, so these say when the trend changed. Files only: Sphinx takes a directory (or a
+    missing file) for a changed dependency, and would read the page again on every build."""
+    runs = [bundle.path, *kept_runs_of(bundle.path)]
+    return [file for run in runs for file in (run / MANIFEST_FILE, run / ANALYSIS_FILE) if file.is_file()]
 
 
 def _draw(runs: list[RunRecord], cache: Path) -> Path:
@@ -33,6 +44,8 @@ def _draw(runs: list[RunRecord], cache: Path) -> Path:
     key = hashlib.sha256("\0".join(r.model_dump_json() for r in runs).encode()).hexdigest()[:20]
     path = cache / f"trend-{key}.png"
     if not path.is_file():
+        from reportgen.render import trend_chart  # matplotlib: loaded when a chart is drawn
+
         tmp = trend_chart(runs, cache / f".trend-{key}-{secrets.token_hex(4)}.png")
         tmp.replace(path)
     return path
@@ -48,8 +61,9 @@ class PerfTrend(BundleDirective):
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:
         """An image node of the trend chart; a warning box with fewer than two runs."""
-        self.env.note_dependency(str((bundle.path.parent / HISTORY_DIR / bundle.manifest.name).resolve()))
-        runs = _runs(bundle)
+        for file in _run_files(bundle):
+            self.env.note_dependency(str(file.resolve()))
+        runs = _runs(bundle, Path(self.env.doctreedir) / CACHE_DIR)
         if len(runs) < 2:
             raise RenderError(
                 f"perf-trend: bundle {self.arguments[0]!r} has {len(runs)} kept run(s); a trend needs two or more",

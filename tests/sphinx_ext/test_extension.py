@@ -200,6 +200,15 @@ def test_perf_trend_draws_the_kept_runs_and_warns_with_one(tmp_path: Path) -> No
     page = tmp_path / "html" / "index.html"
     assert [Path(src).name.startswith("trend-") for src in assert_images(page)] == [True]
     assert 'alt="Trend over 2 runs: ' in page.read_text(encoding="utf-8")
+    # The history index is the build's, not the host's nor the results': nothing written beside them.
+    assert not list(tmp_path.glob("src/**/*.sqlite")) and not list(results.glob("**/*.sqlite"))
+    # Its dependencies are the runs' files, so a build with nothing changed reads nothing again ...
+    again = build(source, tmp_path / "html", "-W")
+    assert "0 added, 0 changed, 0 removed" in again.stdout, again.stdout
+    # ... and a new run (the latest's manifest rewritten) reads the page again.
+    later = time.time() + 5
+    os.utime(results / "fused_add_mul" / "manifest.json", (later, later))
+    assert "0 added, 1 changed, 0 removed" in build(source, tmp_path / "html", "-W").stdout
 
 
 def test_perf_overview_lists_every_run_failures_first_without_links(tmp_path: Path) -> None:
