@@ -63,6 +63,9 @@ class BundleDirective(SphinxDirective):
         argument = self.arguments[0]
         doc_dir = Path(self.env.doc2path(self.env.docname)).parent
         bundle_dir = resolve_bundle_dir(argument, doc_dir, Path(self.env.srcdir), self.config.reportgen_bundle_root)
+        if not bundle_dir.exists():
+            self._note(bundle_files(bundle_dir, None))  # read again on every build: it updates once it appears
+            raise RenderError(f"{self.name}: no bundle at {argument!r} (nothing at {bundle_dir})", "bundle")
         try:
             bundle = load_bundle(bundle_dir)
         except BundleError as exc:
@@ -133,24 +136,21 @@ class PerfSummary(BundleDirective):
         return parse_myst(summary_table(bundle), self)
 
 
-def _chart_kind(argument: str) -> str:
-    """A ``:kind:`` value: one of :data:`~reportgen.sphinx_ext.assets.CHART_KINDS`."""
-    return str(directives.choice(argument, tuple(CHART_KINDS)))
-
-
 class PerfChart(BundleDirective):
     """One chart of a bundle, as an image."""
 
     option_spec: ClassVar[OptionSpec] = {
-        "kind": _chart_kind,
+        "kind": directives.unchanged,  # checked in `run`: one message for a missing or a wrong value
         "width": directives.length_or_percentage_or_unitless,
         "alt": directives.unchanged,
     }
 
     def run(self) -> list[nodes.Node]:
         """Check that ``:kind:`` is given, then render."""
-        if "kind" not in self.options:
-            raise self.error(f"perf-chart needs a :kind: option, one of {', '.join(CHART_KINDS)}")
+        kind = self.options.get("kind")
+        if kind not in CHART_KINDS:
+            got = "none was given" if kind is None else f"got {kind!r}"
+            raise self.error(f"perf-chart needs a :kind: option, one of {', '.join(CHART_KINDS)} ({got})")
         return super().run()
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:

@@ -15,12 +15,14 @@ def resolve_bundle_dir(argument: str, doc_dir: Path, srcdir: Path, root: str) ->
     """The bundle directory a directive names.
 
     :param argument: the directive's path: ``/x`` is relative to `srcdir` (as for images and
-        ``include``), anything else to `root` when it is set, else to `doc_dir`
+        ``include``) when that exists, else the absolute path ``/x``; anything else is relative to `root`
+        when it is set, else to `doc_dir`
     :param doc_dir: directory of the document holding the directive
-    :param root: the ``reportgen_bundle_root`` option, relative to `srcdir`; empty when unset
+    :param root: the ``reportgen_bundle_root`` option, relative to `srcdir` (or absolute); empty when unset
     """
     if argument.startswith("/"):
-        return srcdir / argument.lstrip("/")
+        in_project = srcdir / argument.lstrip("/")
+        return in_project if in_project.exists() or not Path(argument).exists() else Path(argument)
     base = srcdir / root if root else doc_dir
     return base / argument
 

@@ -101,12 +101,29 @@ def test_missing_bundle_warns_once(tmp_path: Path) -> None:
     warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
     assert len(warnings) == 1, result.stderr
     assert "index.md:3" in warnings[0]
-    assert "perf-report: cannot read bundle '../no/such/bundle'" in warnings[0]
-    assert f"{source / '../no/such/bundle/manifest.json'}: missing manifest.json" in warnings[0]
+    assert "perf-report: no bundle at '../no/such/bundle'" in warnings[0]  # not "re-run the recipe": nothing is there
+    assert f"(nothing at {source / '../no/such/bundle'})" in warnings[0] and "re-run" not in warnings[0]
     assert warnings[0].endswith("[reportgen.bundle]")
     html = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
     assert '<div class="admonition warning">' in html
-    assert "cannot read bundle" in html
+    assert "no bundle at" in html
+
+
+def test_an_absolute_bundle_path_and_a_wrong_kind_say_one_thing_each(tmp_path: Path) -> None:
+    """`/ABS/bundle` outside the project is read where it is (Sphinx's "/x is the project's" only when that
+    exists); an unknown `:kind:` is one error naming the choices, not a warning and an error."""
+    shutil.copytree(BUNDLE, tmp_path / "elsewhere" / BUNDLE.name)
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "conf.py").write_text('extensions = ["reportgen.sphinx"]\n', encoding="utf-8")
+    absolute = tmp_path / "elsewhere" / BUNDLE.name
+    page = f"# Abs\n\n```{{perf-summary}} {absolute}\n```\n\n```{{perf-chart}} {absolute}\n:kind: nope\n```\n"
+    (source / "index.md").write_text(page, encoding="utf-8")
+    result = build(source, tmp_path / "html")
+    problems = [line for line in result.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert len(problems) == 1, result.stderr
+    assert "perf-chart needs a :kind: option, one of categories" in problems[0] and "(got 'nope')" in problems[0]
+    assert "NVIDIA H200" in (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
 
 
 RST_INDEX = """\
