@@ -16,10 +16,12 @@ from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
-__all__ = ["REPORT_CLASS", "SectionsToRubrics", "parse_myst", "relocate_files"]
+__all__ = ["REPORT_CLASS", "TABLE_CLASS", "SectionsToRubrics", "parse_myst", "relocate_files"]
 
 REPORT_CLASS = "reportgen-report"
 """Class of the top-level nodes of an embedded report."""
+TABLE_CLASS = "reportgen-table"
+"""Class of every table an embedded report, summary or overview holds (`reportgen-embed.css`)."""
 
 
 def _renumber_ids(tree: Iterable[nodes.Node], host: nodes.document) -> None:
@@ -43,6 +45,8 @@ def parse_myst(text: str, directive: SphinxDirective) -> list[nodes.Node]:
             element.line = directive.lineno
         if isinstance(top, nodes.Element):
             top["classes"].append(REPORT_CLASS)
+            for table in top.findall(nodes.table):  # reportgen-embed.css keeps it inside the host's column
+                table["classes"].append(TABLE_CLASS)
     _renumber_ids(tree, host)
     return tree
 

@@ -2,6 +2,8 @@
 // column when its header is clicked (numbers as numbers) and get a box above them that filters their rows.
 (function () {
   "use strict";
+  if (window.reportgenTables) return; // listed twice (a site's conf.py and the extension): set up once
+  window.reportgenTables = true;
 
   function number(text) {
     return /^[-+]?\d/.test(text) ? parseFloat(text.replace(/[^\d.eE+-]/g, "")) : NaN;
