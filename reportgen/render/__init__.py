@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
     from reportgen.render.incremental import render_site_pages
     from reportgen.render.index import BrokenBundle, index_entry, overview_page
-    from reportgen.render.markup import MISSING, escape_md, list_table
+    from reportgen.render.markup import CHART_CLASS, MISSING, escape_md, list_table
     from reportgen.render.notebook import Headline, comparison_table
     from reportgen.render.pages import ChartFiles, report_page
     from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "BrokenBundle": "index",
+    "CHART_CLASS": "markup",
     "COMPARISON_COUNT_ROWS": "comparison_text",
     "COMPARISON_HEADERS": "comparison",
     "COMPARISON_KERNEL_ROWS": "comparison",
@@ -84,6 +85,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "CHART_CLASS",
     "COMPARISON_COUNT_ROWS",
     "COMPARISON_HEADERS",
     "COMPARISON_KERNEL_ROWS",

@@ -11,6 +11,7 @@ from reportgen.bundle import NOT_MEASURED
 from reportgen.escape import html_attribute, myst_block, myst_literal, myst_role_text, myst_text, path_segment
 
 __all__ = [
+    "CHART_CLASS",
     "HISTORY_PAGE",
     "MAX_TABLE_ROWS",
     "MISSING",
@@ -38,6 +39,8 @@ MISSING = NOT_MEASURED
 MAX_TABLE_ROWS = 5_000
 """Rows one table of a page shows: a graph of mixnet_l's backward lists ~300 kernels; a bundle made elsewhere can
 list 250,000 (its JSON's bound), which as a list-table costs Sphinx minutes and the page tens of megabytes."""
+CHART_CLASS = "reportgen-chart"
+"""Class of every chart image (reportgen-embed.css: charts fit their column and darken with a dark theme)."""
 SORTABLE = "reportgen-sortable"
 """Class of tables the site's `reportgen.js` makes sortable and filterable (long kernel tables)."""
 ORPHAN = "---\norphan: true\n---"
@@ -80,13 +83,15 @@ def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str 
         note = f"… {left_out:,} more rows (a table shows at most {MAX_TABLE_ROWS:,})"
         shown[MAX_TABLE_ROWS:] = [[note, *[""] * (len(header) - 1)]]
     for row in [header, *shown]:
-        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(row))
+        # A cell starting with "#" (the header of a numbering column) would be a heading in its cell.
+        cells = [f"\\{cell}" if cell.startswith("#") else cell for cell in row]
+        lines.extend(f"{'* -' if i == 0 else '  -'} {cell}".rstrip() for i, cell in enumerate(cells))
     return "\n".join([*lines, fence])
 
 
 def figure(file: str, alt: str, caption: str) -> str:
     """A full-width `{figure}` with alt text and a caption."""
-    return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n\n{caption}\n```"
+    return f"```{{figure}} {file}\n:alt: {alt}\n:width: 100%\n:class: {CHART_CLASS}\n\n{caption}\n```"
 
 
 def plural(count: int, noun: str) -> str:

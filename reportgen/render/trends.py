@@ -74,6 +74,7 @@ def _line(axes: Axes, xs: list[int], values: Sequence[float | None], label: str,
         [p[0] for p in points], [p[1] for p in points], marker="o", label=None if name is None else chart_text(name)
     )
     axes.set_ylabel(label)
+    axes.ticklabel_format(axis="y", style="plain", useOffset=False)  # 10.5, not "+1.068e1" over the axis
 
 
 def _mark_versions(panels: Sequence[Axes], runs: Sequence[RunRecord]) -> None:

@@ -18,7 +18,7 @@ from sphinx.util.typing import OptionSpec
 from reportgen.bundle import Bundle, RunStatus, load_bundle, read_log_tail
 from reportgen.errors import BundleError
 from reportgen.escape import one_line
-from reportgen.render import redacted, redacted_bundle
+from reportgen.render import CHART_CLASS, redacted, redacted_bundle
 from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
 from reportgen.sphinx_ext.myst import parse_myst, relocate_files
@@ -93,7 +93,7 @@ class BundleDirective(SphinxDirective):
     def image(self, path: Path, alt: str) -> nodes.image:
         """An image node of the chart at `path`, with the ``:alt:`` and ``:width:`` options applied."""
         image = nodes.image(
-            self.block_text, uri=self.uri(path), alt=self.options.get("alt", one_line(alt)), classes=["reportgen-chart"]
+            self.block_text, uri=self.uri(path), alt=self.options.get("alt", one_line(alt)), classes=[CHART_CLASS]
         )
         if "width" in self.options:
             image["width"] = self.options["width"]

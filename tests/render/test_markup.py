@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
 from docutils.core import publish_string
 from myst_parser.parsers.docutils_ import Parser
 
-from reportgen.render.markup import location_span, short_path
+from reportgen.render.markup import list_table, location_span, short_path
 
 __all__: list[str] = []
 
@@ -69,3 +70,15 @@ def test_the_whole_path_is_on_hover_and_a_hostile_one_stays_an_attribute() -> No
     page = _html(f"Break at {location_span(hostile)}.")
     assert page.titles == [hostile]  # one attribute, whole: nothing broke out of it
     assert "".join(page.code) == 'a" onmouseover="alert(1)<b>.py:1'
+
+
+def test_a_numbering_column_header_is_text_not_a_heading() -> None:
+    """`#` alone in a list-table cell was an empty heading (`<th><p class="rubric" id="id1"></p></th>`)."""
+    myst = list_table(["#", "kernel"], [["1", "triton_poi_0"], ["#2 of 3", "x"]])
+    html = str(
+        publish_string(myst, parser=Parser(), writer_name="html5", settings_overrides={"output_encoding": "unicode"})
+    )
+    html = html[html.index("<body") :]
+    assert "<h1" not in html and "rubric" not in html and "<h2" not in html
+    assert re.search(r"<th[^>]*><p>#</p></th>", html), html
+    assert "#2 of 3" in html

@@ -107,3 +107,17 @@ def test_device_time_per_step_stands_beside_the_wall_step_time(tmp_path: Path) -
     assert "Device time per step (the GPU's clock over the profiled steps)" in text and "depend on the host" in text
     bare = _png_height(trend_chart(RUNS, tmp_path / "bare.png"))
     assert _png_height(trend_chart(runs, tmp_path / "device.png")) - bare == round(1.6 * 110)  # one panel more
+
+
+def test_panels_print_their_values_not_an_offset() -> None:
+    """Compile times of 10.6800 and 10.6805 s were labelled -0.0001/0.0000/0.0001 under a "+1.068e1" offset."""
+    from matplotlib.figure import Figure
+
+    from reportgen.render.trends import _line
+
+    axes = Figure().subplots()
+    _line(axes, [0, 1], [10.68, 10.6805], "compile (s)")
+    formatter = axes.yaxis.get_major_formatter()
+    formatter.set_locs(axes.get_yticks())
+    assert formatter.get_offset() == ""
+    assert all(label.startswith("10.6") for label in formatter.format_ticks(axes.get_yticks()))

@@ -78,6 +78,11 @@ def test_an_embedded_report_keeps_the_hosts_layout(browser: Browser, sites: str,
         shown = page.evaluate(f"[...{_ROWS_JS}].filter(r => !r.hidden).length")
         assert 0 < shown < rows
         page.screenshot(path=str(_artifacts() / f"embed-{theme}.png"), full_page=False)
+        chart_filter = "getComputedStyle(document.querySelector('img.reportgen-chart')).filter"
+        assert page.evaluate(chart_filter) == "none"  # a light page: charts as drawn
+        if theme == "furo":  # its dark mode: charts inverted (hues kept), not white boxes
+            page.evaluate("document.body.dataset.theme = 'dark'")
+            assert "invert" in page.evaluate(chart_filter)
         assert problems == []
     finally:
         page.close()
