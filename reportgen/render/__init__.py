@@ -31,14 +31,17 @@ if TYPE_CHECKING:
         count_change_cells,
         metric_groups,
     )
+    from reportgen.render.findings import findings_text
+    from reportgen.render.graphs import graph_kernels_text
     from reportgen.render.incremental import render_site_pages
     from reportgen.render.index import BrokenBundle, index_entry, overview_page
     from reportgen.render.markup import CHART_CLASS, MISSING, escape_md, list_table
     from reportgen.render.notebook import Headline, comparison_table
-    from reportgen.render.pages import ChartFiles, report_page
+    from reportgen.render.pages import ChartFiles, kernels_text, report_page
     from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
     from reportgen.render.report import draw_charts, inductor_sections, leading_sections
     from reportgen.render.trends import trend_chart
+    from reportgen.render.variants import variants_section
 
 _HOMES = {
     "BrokenBundle": "index",
@@ -48,6 +51,10 @@ _HOMES = {
     "COMPARISON_KERNEL_ROWS": "comparison",
     "COUNT_CHANGE_HEADERS": "comparison_text",
     "ChartFiles": "pages",
+    "findings_text": "findings",
+    "graph_kernels_text": "graphs",
+    "kernels_text": "pages",
+    "variants_section": "variants",
     "Headline": "notebook",
     "MISSING": "markup",
     "MetricGroup": "comparison_text",
@@ -99,8 +106,11 @@ __all__ = [
     "count_change_cells",
     "draw_charts",
     "escape_md",
+    "findings_text",
+    "graph_kernels_text",
     "index_entry",
     "inductor_sections",
+    "kernels_text",
     "leading_sections",
     "list_table",
     "metric_cells",
@@ -116,5 +126,6 @@ __all__ = [
     "seconds_text",
     "trend_chart",
     "us_text",
+    "variants_section",
     "verdict_text",
 ]

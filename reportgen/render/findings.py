@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from reportgen.bundle import CompileDiagnostics, Finding, RegionEvidence, reason_headline
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table, location_span, plural
 
-__all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "regions_section"]
+__all__ = ["DIRECTIVES", "NO_FINDINGS", "findings_section", "findings_text", "regions_section"]
 
 DIRECTIVES: dict[str, str] = {"problem": "important", "warning": "warning", "info": "note"}
 """The MyST admonition directive of each finding severity."""
@@ -36,9 +36,14 @@ _REGIONS_EXPLAINED = (
 
 def findings_section(findings: Sequence[Finding]) -> str:
     """ "## Findings": one admonition per finding, in the given order."""
+    return f"## Findings\n\n{findings_text(findings)}"
+
+
+def findings_text(findings: Sequence[Finding]) -> str:
+    """One admonition per finding (no heading: embeddable alone)."""
     if not findings:
-        return f"## Findings\n\n{NO_FINDINGS}"
-    return "\n\n".join(["## Findings", *(_admonition(finding) for finding in findings)])
+        return NO_FINDINGS
+    return "\n\n".join(_admonition(finding) for finding in findings)
 
 
 def regions_section(regions: RegionEvidence | None, diagnostics: CompileDiagnostics | None) -> str:

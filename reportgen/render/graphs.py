@@ -24,10 +24,12 @@ from reportgen.render.sources import SourcePages, source_link
 
 __all__ = [
     "BUSY_EXPLAINED",
+    "GRAPH_KERNEL_HEADERS",
     "STEP_WINDOWS",
     "WHOLE_TRACE_WINDOW",
     "busy_section",
     "graph_kernels_section",
+    "graph_kernels_text",
     "kernel_benchmarks_section",
 ]
 
@@ -176,6 +178,21 @@ def _kernel_cells(graph: GraphAnalysis, rank: int, pages: SourcePages | None, wr
     ]
 
 
+GRAPH_KERNEL_HEADERS = (
+    "#",
+    "Kernel",
+    "Category",
+    "Total (ms)",
+    "Count",
+    "Share of graph (%)",
+    "ATen ops fused",
+    "Module",
+    "Line",
+    "Source",
+)
+"""The columns of a graph's kernel table."""
+
+
 def graph_kernels_section(
     analysis: Analysis,
     manifest: Manifest,
@@ -187,32 +204,22 @@ def graph_kernels_section(
     """Top kernels of each compiled graph, with the ATen ops each fused and a link to its source."""
     if not analysis.graphs:
         return ""
-    orders = {m.path: m.order for m in manifest.modules if m.kind == "wrapper"}
     parts = ["## Kernels per compiled graph"]
     if chart and figure is not None:
         parts.append(figure(chart, "Kernel time per graph by category", "Where each graph's kernel time goes."))  # type: ignore[operator]
-    header = [
-        "#",
-        "Kernel",
-        "Category",
-        "Total (ms)",
-        "Count",
-        "Share of graph (%)",
-        "ATen ops fused",
-        "Module",
-        "Line",
-        "Source",
-    ]
     for graph in analysis.graphs:
-        shown = min(per_graph, len(graph.kernels))
-        rows = [_kernel_cells(graph, i, pages, orders.get(graph.wrapper or "")) for i in range(shown)]
-        total = f"{graph.kernel_time_us / 1000:.2f} ms"
-        parts += [
-            f"### {escape_md(graph.label)}",
-            f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls.",
-            list_table(header, rows, classes=SORTABLE),
-        ]
+        parts += [f"### {escape_md(graph.label)}", graph_kernels_text(graph, manifest, pages, per_graph)]
     return "\n\n".join(parts)
+
+
+def graph_kernels_text(graph: GraphAnalysis, manifest: Manifest, pages: SourcePages | None, per_graph: int) -> str:
+    """One graph's `per_graph` longest kernels: a sentence and a sortable table (no heading: embeddable alone)."""
+    order = {m.path: m.order for m in manifest.modules if m.kind == "wrapper"}.get(graph.wrapper or "")
+    shown = min(per_graph, len(graph.kernels))
+    rows = [_kernel_cells(graph, i, pages, order) for i in range(shown)]
+    total = f"{graph.kernel_time_us / 1000:.2f} ms"
+    sentence = f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls."
+    return "\n\n".join([sentence, list_table(GRAPH_KERNEL_HEADERS, rows, classes=SORTABLE)])
 
 
 def _peak(peak: PeakBandwidth | None) -> tuple[float | None, str]:

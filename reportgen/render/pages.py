@@ -31,7 +31,7 @@ from reportgen.render.timing_text import (
     timing_method,
 )
 
-__all__ = ["ChartFiles", "report_page", "report_title", "speedup_text"]
+__all__ = ["ChartFiles", "kernels_text", "report_page", "report_title", "speedup_text"]
 
 
 @dataclass(frozen=True)
@@ -155,11 +155,15 @@ def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
 
 
 def _kernels(table: KernelTable | None, max_kernels: int) -> str:
-    heading = "## All kernels"
+    return "\n\n".join(["## All kernels", kernels_text(table, max_kernels)])
+
+
+def kernels_text(table: KernelTable | None, max_kernels: int) -> str:
+    """The `max_kernels` longest kernels: a sentence and a sortable table (no heading: embeddable alone)."""
     if table is None:
-        return f"{heading}\n\nNo kernel table: the bundle has not been analysed or has no trace."
+        return "No kernel table: the bundle has not been analysed or has no trace."
     if not table.kernels:
-        return f"{heading}\n\nThe profiler recorded no kernels."
+        return "The profiler recorded no kernels."
     shown = table.kernels[:max_kernels]
     share = 100 * sum(k.share for k in shown)
     time_kind = "device time" if table.device == "cuda" else "self CPU time"
@@ -170,7 +174,7 @@ def _kernels(table: KernelTable | None, max_kernels: int) -> str:
     )
     header = ["Rank", "Kernel", "Category", "Total (ms)", "Count", "Mean (µs)", "Share (%)"]
     rows = [_kernel_row(rank, k) for rank, k in enumerate(shown, start=1)]
-    return "\n\n".join([heading, intro, list_table(header, rows, classes=SORTABLE)])
+    return "\n\n".join([intro, list_table(header, rows, classes=SORTABLE)])
 
 
 def _environment(env: Environment | None) -> str:

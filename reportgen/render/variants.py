@@ -54,14 +54,16 @@ def _busy(analysis: Analysis | None) -> str:
     return ", ".join(parts) or MISSING
 
 
-def _row(bundle: Bundle, base: Bundle) -> list[str]:
+def _row(bundle: Bundle, base: Bundle, links: bool) -> list[str]:
     m = bundle.manifest
     metrics, timing = m.metrics, _timing(bundle)
     speedup = metrics.speedup
     peak = metrics.peak_memory_compiled_bytes
     cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else MISSING
     return [
-        doc_link(m.variant or m.name, f"../{page_name(bundle.name)}/index"),
+        doc_link(m.variant or m.name, f"../{page_name(bundle.name)}/index")
+        if links
+        else escape_md(m.variant or m.name),
         escape_md(m.recipe.compile.mode),
         m.status.value,
         _times(metrics.eager, timing.eager_median_ci_ms),
@@ -125,8 +127,11 @@ def _diff_section(base: Bundle, other: Bundle) -> str:
     return "\n\n".join(parts)
 
 
-def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
-    """Side-by-side table of every variant of the bundle's recipe, and kernel diffs against the first."""
+def variants_section(bundle: Bundle, siblings: Sequence[Bundle], links: bool = True) -> str:
+    """Side-by-side table of every variant of the bundle's recipe, and kernel diffs against the first.
+
+    :param links: each variant links its report page (a site's); False: names only (an embedding page)
+    """
     if len(siblings) < 2:
         return ""
     base = siblings[0]
@@ -141,7 +146,7 @@ def variants_section(bundle: Bundle, siblings: Sequence[Bundle]) -> str:
         "Compile times are cold unless marked: a warm cache skips compilation and autotuning. "
         "Step times are medians with their 95 % bootstrap intervals; a variant's compiled step is faster or "
         f"slower than {base_name}'s only where the two intervals do not overlap, otherwise within noise.",
-        list_table(header, [_row(b, base) for b in siblings]),
+        list_table(header, [_row(b, base, links) for b in siblings]),
     ]
     if bundle.name != base.name:  # by name: the page's bundle may be a redacted copy of its sibling's
         parts.append(_diff_section(base, bundle))

@@ -19,7 +19,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reportgen import __version__
-from reportgen.sphinx_ext.directives import PerfChart, PerfReport, PerfSummary
+from reportgen.sphinx_ext.directives import (
+    PerfChart,
+    PerfFindings,
+    PerfKernels,
+    PerfReport,
+    PerfSummary,
+    PerfVariants,
+)
 from reportgen.sphinx_ext.myst import SectionsToRubrics
 from reportgen.sphinx_ext.overview import PerfOverview
 from reportgen.sphinx_ext.trend import PerfTrend
@@ -60,6 +67,9 @@ def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_config_value("reportgen_bundle_root", "", "env", types=frozenset({str}))
     app.add_directive("perf-report", PerfReport)
     app.add_directive("perf-summary", PerfSummary)
+    app.add_directive("perf-kernels", PerfKernels)
+    app.add_directive("perf-findings", PerfFindings)
+    app.add_directive("perf-variants", PerfVariants)
     app.add_directive("perf-chart", PerfChart)
     app.add_directive("perf-trend", PerfTrend)
     app.add_directive("perf-overview", PerfOverview)

@@ -15,14 +15,14 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.typing import OptionSpec
 
-from reportgen.bundle import Bundle, RunStatus, load_bundle, read_log_tail
+from reportgen.bundle import Bundle, RunStatus, iter_bundles, load_bundle, read_log_tail
 from reportgen.errors import BundleError
 from reportgen.escape import one_line
 from reportgen.render import CHART_CLASS, redacted, redacted_bundle
 from reportgen.sphinx_ext.assets import CACHE_DIR, CHART_KINDS, BundleAssets, bundle_assets, source_uri
 from reportgen.sphinx_ext.locate import bundle_files, bundle_key, resolve_bundle_dir
-from reportgen.sphinx_ext.myst import parse_myst, relocate_files
-from reportgen.sphinx_ext.text import report_text, summary_table
+from reportgen.sphinx_ext.myst import NO_TOC_CLASS, parse_myst, relocate_files
+from reportgen.sphinx_ext.text import findings_of, kernels_of, report_text, summary_table, variants_of
 
 __all__ = ["BundleDirective", "PerfChart", "PerfReport", "PerfSummary", "RenderError"]
 
@@ -104,7 +104,7 @@ class BundleDirective(SphinxDirective):
 class PerfReport(BundleDirective):
     """The whole report page of a bundle, its headings nested under the enclosing section."""
 
-    option_spec: ClassVar[OptionSpec] = {"max-kernels": directives.positive_int}
+    option_spec: ClassVar[OptionSpec] = {"max-kernels": directives.positive_int, "no-toc": directives.flag}
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:
         """Parse the site's report text of `bundle` and point its images at the cached charts."""
@@ -125,6 +125,59 @@ class PerfReport(BundleDirective):
         )
         tree = parse_myst(text, self)
         relocate_files(tree, {name: self.uri(assets.directory / name) for name in assets.names()})
+        if "no-toc" in self.options:  # its headings become rubrics: none of them joins the host's contents
+            for top in tree:
+                if isinstance(top, nodes.Element):
+                    top["classes"].append(NO_TOC_CLASS)
+        return tree
+
+
+class PerfKernels(BundleDirective):
+    """The longest kernels of a bundle, or of one of its compiled graphs (`:graph:`): a sortable table."""
+
+    option_spec: ClassVar[OptionSpec] = {"top": directives.positive_int, "graph": directives.nonnegative_int}
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """Parse the kernel table of `bundle` (or of its graph)."""
+        try:
+            text = kernels_of(redacted_bundle(bundle), self.options.get("top", 20), self.options.get("graph"))
+        except LookupError as exc:
+            raise RenderError(f"perf-kernels: {exc}", "bundle") from None
+        return parse_myst(text, self)
+
+
+class PerfFindings(BundleDirective):
+    """What the analysis found in a bundle, one admonition per finding."""
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """Parse the findings of `bundle`."""
+        return parse_myst(findings_of(redacted_bundle(bundle)), self)
+
+
+class PerfVariants(BundleDirective):
+    """The variants of the bundle's recipe side by side (the bundles of that recipe in its results directory)."""
+
+    def render(self, bundle: Bundle) -> list[nodes.Node]:
+        """Parse the variant table of `bundle` and its siblings."""
+        siblings = []
+        for path in iter_bundles(bundle.path.parent):
+            try:
+                sibling = bundle if path == bundle.path else load_bundle(path)
+            except BundleError:
+                continue
+            if sibling.manifest.recipe.name == bundle.manifest.recipe.name:
+                self._note(bundle_files(path, sibling.manifest))
+                siblings.append(redacted_bundle(sibling))
+        text = variants_of(redacted_bundle(bundle), siblings)
+        if not text:
+            raise RenderError(
+                f"perf-variants: bundle {self.arguments[0]!r} is the only variant of its recipe in its directory",
+                "bundle",
+            )
+        tree = parse_myst(text, self)
+        for top in tree:
+            if isinstance(top, nodes.Element):
+                top["classes"].append(NO_TOC_CLASS)  # its kernel diffs' headings: rubrics, not the host's sections
         return tree
 
 

@@ -16,10 +16,12 @@ from sphinx import addnodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util.docutils import SphinxDirective
 
-__all__ = ["REPORT_CLASS", "TABLE_CLASS", "SectionsToRubrics", "parse_myst", "relocate_files"]
+__all__ = ["NO_TOC_CLASS", "REPORT_CLASS", "TABLE_CLASS", "SectionsToRubrics", "parse_myst", "relocate_files"]
 
 REPORT_CLASS = "reportgen-report"
 """Class of the top-level nodes of an embedded report."""
+NO_TOC_CLASS = "reportgen-no-toc"
+"""Class of an embedded report's top-level nodes whose headings stay out of the host's table of contents."""
 TABLE_CLASS = "reportgen-table"
 """Class of every table an embedded report, summary or overview holds (`reportgen-embed.css`)."""
 
@@ -77,7 +79,8 @@ def _rubrics(section: nodes.section) -> list[nodes.Node]:
 
 
 class SectionsToRubrics(SphinxTransform):
-    """Turn an embedded report's sections into rubrics where the host allows no section."""
+    """Turn an embedded report's sections into rubrics where the host allows no section, or where the
+    directive said to keep them out of the host's table of contents."""
 
     default_priority = 200
 
@@ -85,5 +88,6 @@ class SectionsToRubrics(SphinxTransform):
         """Replace each misplaced report section by its flattened content."""
         for section in list(self.document.findall(nodes.section)):
             parent = section.parent
-            if REPORT_CLASS in section["classes"] and not isinstance(parent, nodes.section | nodes.document):
+            misplaced = not isinstance(parent, nodes.section | nodes.document)
+            if REPORT_CLASS in section["classes"] and (misplaced or NO_TOC_CLASS in section["classes"]):
                 section.replace_self(_rubrics(section))

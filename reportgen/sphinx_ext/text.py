@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from types import ModuleType
 
 from reportgen.bundle import Bundle, StepTimes
@@ -10,17 +11,48 @@ from reportgen.render import (
     MISSING,
     ChartFiles,
     escape_md,
+    findings_text,
+    graph_kernels_text,
+    kernels_text,
     list_table,
     redactions_section,
     report_page,
+    variants_section,
 )
 
-__all__ = ["report_text", "summary_table"]
+__all__ = ["findings_of", "kernels_of", "report_text", "summary_table", "variants_of"]
 
 
 def _report() -> ModuleType:
     """`reportgen.render.report`, imported when a report is drawn (it loads matplotlib and every renderer)."""
     return importlib.import_module("reportgen.render.report")
+
+
+def kernels_of(bundle: Bundle, top: int, graph: int | None) -> str:
+    """The `top` longest kernels of `bundle`, or of its compiled graph number `graph`.
+
+    :raises LookupError: when the bundle has no such graph
+    """
+    analysis = bundle.analysis
+    if graph is None:
+        return kernels_text(analysis.kernels if analysis else None, top)
+    graphs = {g.graph: g for g in analysis.graphs if g.graph is not None} if analysis else {}
+    if graph not in graphs:
+        known = ", ".join(map(str, sorted(graphs))) or "none"
+        raise LookupError(f"bundle {bundle.name!r} has no compiled graph {graph} (its graphs: {known})")
+    return graph_kernels_text(graphs[graph], bundle.manifest, None, top)
+
+
+def findings_of(bundle: Bundle) -> str:
+    """What the analysis found in `bundle`, one admonition each."""
+    return findings_text(bundle.analysis.findings if bundle.analysis else [])
+
+
+def variants_of(bundle: Bundle, siblings: list[Bundle]) -> str:
+    """The variants table of `bundle`'s recipe ('' with fewer than two), without its heading and links; the
+    kernel diffs' headings start at the top level (the directive makes them rubrics)."""
+    text = variants_section(bundle, siblings, links=False).removeprefix("## Variants").lstrip("\n")
+    return re.sub(r"^### ", "# ", text, flags=re.MULTILINE)
 
 
 def _step(times: StepTimes | None) -> str:

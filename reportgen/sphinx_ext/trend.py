@@ -64,11 +64,10 @@ class PerfTrend(BundleDirective):
         for file in _run_files(bundle):
             self.env.note_dependency(str(file.resolve()))
         runs = _runs(bundle, Path(self.env.doctreedir) / CACHE_DIR)
-        if len(runs) < 2:
-            raise RenderError(
-                f"perf-trend: bundle {self.arguments[0]!r} has {len(runs)} kept run(s); a trend needs two or more",
-                "history",
-            )
+        if len(runs) < 2:  # a new recipe: nothing is wrong, the trend starts with its second run
+            note = nodes.note("", nodes.paragraph(text=f"A trend of {self.arguments[0]} shows from its second run on."))
+            self.set_source_info(note)
+            return [note]
         try:
             path = _draw(runs, Path(self.env.doctreedir) / CACHE_DIR)
         except (OSError, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -199,15 +200,16 @@ def test_credentials_in_an_embedded_bundle_never_reach_the_page(example: Path, t
     assert "https://u:[redacted]&#64;h/" in (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
 
 
-def test_perf_trend_draws_the_kept_runs_and_warns_with_one(tmp_path: Path) -> None:
+def test_perf_trend_draws_the_kept_runs_and_notes_a_single_one(tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(BUNDLE, results / "fused_add_mul")
     source = tmp_path / "src"
     source.mkdir()
     (source / "conf.py").write_text('extensions = ["reportgen.sphinx"]\n', encoding="utf-8")
     (source / "index.md").write_text("# Trend\n\n```{perf-trend} ../results/fused_add_mul\n```\n", encoding="utf-8")
-    one = build(source, tmp_path / "one")
-    assert "perf-trend: bundle '../results/fused_add_mul' has 1 kept run(s); a trend needs two or more" in one.stderr
+    one = build(source, tmp_path / "one", "-W")  # one run: a note on the page, no warning (it is no mistake)
+    assert one.returncode == 0 and "WARNING" not in one.stderr, one.stderr
+    assert "shows from its second run on" in (tmp_path / "one" / "index.html").read_text(encoding="utf-8")
     kept = results / ".history" / "fused_add_mul" / "20250101T000000-00000000"
     shutil.copytree(BUNDLE, kept)
     manifest = kept / "manifest.json"
@@ -255,3 +257,72 @@ def test_perf_overview_lists_every_run_failures_first_without_links(tmp_path: Pa
     quiet = build(source, tmp_path / "html3", "-W", "-n", "-D", "suppress_warnings=reportgen.bundle")
     assert quiet.returncode == 0, quiet.stderr
     assert "2 runs: 1 failed, 1 ok; 1 bundle could not be read" in (tmp_path / "html3" / "index.html").read_text()
+
+
+FINE_RST = """\
+Host
+====
+
+Kernels
+-------
+
+.. perf-kernels:: fused_add_mul
+   :top: 1
+
+.. perf-kernels:: fused_add_mul
+   :graph: 0
+
+.. perf-kernels:: fused_add_mul
+   :graph: 7
+
+Findings
+--------
+
+.. perf-findings:: fused_add_mul
+
+Variants
+--------
+
+.. perf-variants:: fused_add_mul--max-autotune
+
+Whole report, out of the contents
+---------------------------------
+
+.. perf-report:: fused_add_mul
+   :no-toc:
+"""
+
+
+def test_finer_directives_in_an_rst_host(tmp_path: Path) -> None:
+    """A kernel table (of the bundle, of one graph), the findings, the variants and a report that adds nothing to
+    the host's table of contents, each on its own, in reStructuredText."""
+    results = tmp_path / "results"
+    shutil.copytree(BUNDLE, results / BUNDLE.name)
+    variant = results / "fused_add_mul--max-autotune"  # a second variant of the same recipe
+    shutil.copytree(BUNDLE, variant)
+    manifest = json.loads((variant / "manifest.json").read_text(encoding="utf-8"))
+    manifest.update(name=variant.name, variant="max-autotune")
+    (variant / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    source = tmp_path / "src"
+    source.mkdir()
+    conf = 'extensions = ["reportgen.sphinx"]\nreportgen_bundle_root = "../results"\n'
+    (source / "conf.py").write_text(conf, encoding="utf-8")
+    (source / "index.rst").write_text(FINE_RST, encoding="utf-8")
+    result = build(source, tmp_path / "html", "-n")
+    warnings = [line for line in result.stderr.splitlines() if "WARNING" in line]
+    assert (
+        len(warnings) == 1
+        and "perf-kernels: bundle 'fused_add_mul' has no compiled graph 7 (its graphs: 0)" in (warnings[0])
+    ), result.stderr
+    html = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table[^>]*reportgen-sortable[^>]*>.*?</table>", html, re.S)
+    assert "1 of 1 kernels" in html and len(tables) >= 2
+    assert "ATen ops fused" in tables[1]  # the graph's table has the graph's columns
+    assert 'class="admonition' in html.split('id="findings"')[1].split('id="variants"')[0]
+    assert "max-autotune" in html.split('id="variants"')[1] and "Compile (s)" in html
+    after = html.split('id="whole-report-out-of-the-contents"')[1].split("</h2>", 1)[1].split("</main>")[0]
+    after = after.split('class="sphinxsidebar"')[0]
+    assert "<h2" not in after and "<h3" not in after and 'rubric" id="summary"' in after
+    assert sorted(re.findall(r"<h2>([^<]+)<a", html)) == sorted(
+        ["Kernels", "Findings", "Variants", "Whole report, out of the contents"]
+    )
