@@ -42,7 +42,9 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         source.mkdir()
         conf = f'project = "Host"\nhtml_theme = "{theme}"\nextensions = ["reportgen.sphinx"]\n'
         (source / "conf.py").write_text(conf, encoding="utf-8")
-        (source / "index.md").write_text("# Host\n\n```{toctree}\nplain\nperf\n```\n", encoding="utf-8")
+        (source / "index.md").write_text("# Host\n\n```{toctree}\nplain\nperf\nparts\n```\n", encoding="utf-8")
+        rst = "Parts\n=====\n\n.. perf-kernels:: ../results/mixnet_l\n   :graph: 1\n   :top: 5\n\n"
+        (source / "parts.rst").write_text(rst + ".. perf-findings:: ../results/mixnet_l\n", encoding="utf-8")
         (source / "plain.md").write_text("# Plain\n\nThe host's own page.\n\n## A section\n\nText.\n")
         (source / "perf.md").write_text("# Perf\n\n```{perf-report} ../results/mixnet_l\n```\n", encoding="utf-8")
         command = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(source), str(out / theme)]
