@@ -10,6 +10,7 @@ CI installs chromium (`.ci/run`); without it these tests fail, they are never sk
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -79,14 +80,22 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     shutil.copytree(TESTS / "data" / "bundles" / "fused_add_mul", work / "results" / "h200-fused_add_mul")
     make_h100_bundle(work / "results" / "h100-mixnet_l")
-    html = build_site(work / "results", work / "site")
+    with served(build_site(work / "results", work / "site")) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def served(html: Path) -> Iterator[str]:
+    """The directory `html` served on 127.0.0.1 (a free port) while the block runs; its URL."""
     server = make_server(html, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 @pytest.fixture(scope="module")

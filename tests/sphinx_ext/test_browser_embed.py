@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 
-from reportgen.site.serve import make_server
 from tests.data.h100_bundle import make_h100_bundle
-from tests.site.test_browser import _artifacts, _open, browser
+from tests.site.test_browser import _artifacts, _open, browser, served
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -50,14 +47,8 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         command = [sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(source), str(out / theme)]
         built = subprocess.run(command, capture_output=True, text=True, check=False)
         assert built.returncode == 0, f"{theme}: {built.stdout}{built.stderr}"
-    shutil.rmtree(work / "results" / "mixnet_l" / "graphs", ignore_errors=True)  # served pages only
-    server = make_server(out, port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with served(out) as url:
+        yield url
 
 
 @pytest.mark.parametrize("theme", THEMES)
