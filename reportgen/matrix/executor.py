@@ -22,8 +22,7 @@ from typing import Protocol
 from reportgen.matrix.devices import ISOLATIONS, Slot
 from reportgen.matrix.plan import MatrixRun
 from reportgen.progress import Progress, RunOutcome
-from reportgen.run import RunOptions, stop_runs
-from reportgen.run.window_host import Coordinator, Fifo
+from reportgen.run import Coordinator, Fifo, RunOptions, stop_runs
 
 __all__ = ["EXECUTORS", "Executor", "LocalExecutor", "MatrixOptions", "RunFn", "slot_options"]
 

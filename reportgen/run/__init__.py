@@ -10,8 +10,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from reportgen.run.launcher import RunOptions, child_env, run_recipe, stop_runs, sweep_work_dirs
     from reportgen.run.lost import write_lost_run
+    from reportgen.run.window_host import Coordinator, Fifo
 
-__all__ = ["RunOptions", "child_env", "run_recipe", "stop_runs", "sweep_work_dirs", "write_lost_run"]
+__all__ = [
+    "Coordinator",
+    "Fifo",
+    "RunOptions",
+    "child_env",
+    "run_recipe",
+    "stop_runs",
+    "sweep_work_dirs",
+    "write_lost_run",
+]
 
 
 def __getattr__(name: str) -> object:
@@ -19,6 +29,10 @@ def __getattr__(name: str) -> object:
         from reportgen.run import lost
 
         return lost.write_lost_run
+    if name in ("Coordinator", "Fifo"):
+        from reportgen.run import window_host
+
+        return getattr(window_host, name)
     if name in __all__:
         from reportgen.run import launcher
 

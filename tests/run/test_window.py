@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from reportgen.run import window
-from reportgen.run.window_host import Coordinator, Request, Turns, ancestors, descendants, lineage
+from reportgen.run.pause import ancestors, descendants, lineage
+from reportgen.run.window_host import Coordinator, Request, Turns
 
 ROOT = Path(__file__).resolve().parents[2]
 

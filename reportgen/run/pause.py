@@ -1,0 +1,135 @@
+"""Stopping and resuming process trees (no torch): what the timed-window coordinator pauses, and a watchdog that
+resumes them if the coordinator dies, even by SIGKILL, so that no process is ever left stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["Pauser", "ancestors", "descendants", "lineage", "process_parents"]
+
+
+# --- process trees -------------------------------------------------------------------------------------------------
+
+
+def process_parents() -> dict[int, int]:
+    """pid → parent pid of every process (from /proc; processes that vanish meanwhile are skipped)."""
+    found: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")"
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 2:
+            found[int(entry.name)] = int(fields[1])
+    return found
+
+
+def descendants(roots: Iterable[int], parents: dict[int, int] | None = None) -> set[int]:
+    """`roots` and every process below them."""
+    parents = process_parents() if parents is None else parents
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    seen: set[int] = set()
+    todo = [r for r in roots if r in parents]
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            todo.extend(children.get(pid, ()))
+    return seen
+
+
+def ancestors(pid: int, parents: dict[int, int] | None = None) -> set[int]:
+    """`pid` and the processes above it."""
+    parents = process_parents() if parents is None else parents
+    line = {pid}
+    up = parents.get(pid)
+    while up is not None and up > 0 and up not in line:
+        line.add(up)
+        up = parents.get(up)
+    return line
+
+
+def lineage(pid: int, parents: dict[int, int] | None = None) -> set[int]:
+    """`pid`, its ancestors and its descendants: the processes a window's holder depends on."""
+    parents = process_parents() if parents is None else parents
+    return ancestors(pid, parents) | descendants([pid], parents)
+
+
+# --- stopping and resuming -----------------------------------------------------------------------------------------
+
+_WATCHDOG = """
+import os, signal, sys
+sys.stdin.buffer.read()  # returns when the coordinator's end of the pipe closes: it ended, however
+try:
+    pids = [int(p) for p in open(sys.argv[1]).read().split()]
+except (OSError, ValueError):
+    pids = []
+for pid in pids:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass
+try:
+    os.unlink(sys.argv[1])
+except OSError:
+    pass
+"""
+
+
+class Pauser:
+    """SIGSTOP/SIGCONT of process sets; the stopped pids are kept in a file a watchdog resumes on our death."""
+
+    def __init__(self) -> None:
+        fd, name = tempfile.mkstemp(prefix="reportgen-paused-", suffix=".pids")
+        os.close(fd)
+        self.state = Path(name)
+        self.stopped: set[int] = set()
+        self.watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(self.state)],
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C to the coordinator's group must not end the watchdog first
+        )
+
+    def _save(self) -> None:
+        tmp = self.state.with_suffix(".tmp")
+        tmp.write_text(" ".join(map(str, sorted(self.stopped))), encoding="utf-8")
+        tmp.replace(self.state)
+
+    def stop(self, pids: set[int]) -> set[int]:
+        """Stop `pids` (recorded first, so that a death between the two still resumes them); those stopped."""
+        self.stopped |= pids
+        self._save()
+        done = set()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+                done.add(pid)
+        return done
+
+    def resume(self) -> None:
+        for pid in self.stopped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGCONT)
+        self.stopped = set()
+        self._save()
+
+    def close(self) -> None:
+        self.resume()
+        if self.watchdog.stdin is not None:
+            self.watchdog.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.watchdog.wait(timeout=5)
