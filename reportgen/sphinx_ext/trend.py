@@ -61,8 +61,7 @@ class PerfTrend(BundleDirective):
 
     def render(self, bundle: Bundle) -> list[nodes.Node]:
         """An image node of the trend chart; a warning box with fewer than two runs."""
-        for file in _run_files(bundle):
-            self.env.note_dependency(str(file.resolve()))
+        self._note(_run_files(bundle))
         runs = _runs(bundle, Path(self.env.doctreedir) / CACHE_DIR)
         if len(runs) < 2:  # a new recipe: nothing is wrong, the trend starts with its second run
             note = nodes.note("", nodes.paragraph(text=f"A trend of {self.arguments[0]} shows from its second run on."))
