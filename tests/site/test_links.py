@@ -80,5 +80,5 @@ def test_every_relative_link_and_image_of_the_site_resolves(tmp_path: Path, make
     assert not broken, "\n".join(broken)
     assert checked > 100
     index = (html / "reports" / "index.html").read_text(encoding="utf-8")
-    assert 'alt="Speedup of torch.compile per run" src="../_images/speedups.png"' in index
+    assert 'alt="Speedup of torch.compile per run" class="reportgen-chart" src="../_images/speedups.png"' in index
     assert 'href="h200-fused_add_mul/index.html"' in index
