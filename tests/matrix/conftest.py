@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,4 +37,18 @@ def cli(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
     """Start `reportgen ARGS` in `cwd`; the runs meet in `cwd/host` (timing lock, activity)."""
     env = {**os.environ, "REPORTGEN_HOST_DIR": str(cwd / "host")}
     command = [sys.executable, "-m", "reportgen", *map(str, args)]
-    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C reaches it as in a terminal, even when the suite itself runs in the background (a shell without
+        # job control starts background jobs with SIGINT ignored, and Python then keeps ignoring it).
+        preexec_fn=_default_sigint,
+    )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
