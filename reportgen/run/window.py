@@ -10,12 +10,13 @@ makes processes take turns), times, and says it has left. All of it happens outs
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
 ``{"hello": {"pid", "role"}}`` once, then ``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}``
 (answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
-`WAIT_S`, is noted (`notes()`) and the measurement goes on without it: a window never fails a run.
+`WAIT_S`, is noted (`log().notes`) and the measurement goes on without it: a window never fails a run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -36,7 +37,6 @@ __all__ = [
     "dump_log",
     "log",
     "merge_log",
-    "notes",
     "timed_window",
 ]
 
@@ -130,48 +130,42 @@ def _drop(what: str, exc: Exception) -> None:
 def timed_window(what: str) -> Iterator[None]:
     """Hold a timed window for the `with` block: the host lock (`REPORTGEN_WINDOW_LOCK`) if set, then the
     coordinator's "go" if there is one; a no-op with neither."""
+    lock, client = os.environ.get(LOCK_VARIABLE), _client()
+    if not lock and client is None:
+        yield
+        return
     with contextlib.ExitStack() as stack:
-        lock = os.environ.get(LOCK_VARIABLE)
+        asked = time.perf_counter()
         if lock:
-            asked = time.perf_counter()
             try:
                 stack.enter_context(hold_lock(Path(lock), timeout_s=None))
             except OSError as exc:
                 _note(f"timed windows: host lock {lock} not taken ({exc}); measured without it")
-            _LOG.waited_s += time.perf_counter() - asked
-        with _coordinated(what, counted=bool(lock)):
-            yield
-
-
-@contextlib.contextmanager
-def _coordinated(what: str, counted: bool) -> Iterator[None]:
-    """The coordinator's part of a window; without one, only counted (when a lock made it a window)."""
-    client = _client()
-    if client is None:
-        started = time.perf_counter()
+        granted = client is not None and stack.enter_context(_granted(client, what))
+        opened = time.perf_counter()
         try:
             yield
         finally:
-            if counted:
+            if lock or granted:  # a window only if the lock or the coordinator made it one
                 _LOG.windows += 1
-                _LOG.open_s += time.perf_counter() - started
-        return
-    asked = time.perf_counter()
+                _LOG.waited_s += opened - asked
+                _LOG.open_s += time.perf_counter() - opened
+
+
+@contextlib.contextmanager
+def _granted(client: _Client, what: str) -> Iterator[bool]:
+    """The coordinator's "go" for `what`, and "left" at the end; yields whether it granted the window (False:
+    it is gone, noted)."""
     try:
         client.send({"enter": what})
         client.answer("go")
     except (OSError, ValueError) as exc:
         _drop(what, exc)
-        yield
+        yield False
         return
-    opened = time.perf_counter()
     try:
-        yield
+        yield True
     finally:
-        closed = time.perf_counter()
-        _LOG.windows += 1
-        _LOG.waited_s += opened - asked
-        _LOG.open_s += closed - opened
         try:
             client.send({"leave": what})
             left = client.answer("left")
@@ -192,7 +186,7 @@ def connect() -> bool:
 
 def dump_log(path: Path) -> None:
     """Write this process's windows to `path` (a child process's, for its parent to `merge_log`)."""
-    path.write_text(json.dumps(_LOG.__dict__), encoding="utf-8")
+    path.write_text(json.dumps(dataclasses.asdict(_LOG)), encoding="utf-8")
 
 
 def merge_log(path: Path) -> None:
@@ -216,8 +210,3 @@ def merge_log(path: Path) -> None:
 def log() -> WindowLog:
     """This process's windows so far."""
     return _LOG
-
-
-def notes() -> list[str]:
-    """What went wrong with the coordinator, if anything (empty without one)."""
-    return list(_LOG.notes)

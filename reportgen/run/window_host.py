@@ -178,7 +178,7 @@ class Coordinator:
         log_path: Path | None = None,
     ) -> None:
         self.policy = policy or Fifo()
-        self.pause, self.settle_s = pause, settle_s
+        self.settle_s = settle_s
         self._log_file = log_path.open("a", encoding="utf-8") if log_path is not None else None
         self._t0 = time.monotonic()
         self.dir = Path(tempfile.mkdtemp(prefix="reportgen-windows-"))
@@ -191,8 +191,8 @@ class Coordinator:
         self._roots: dict[int, str] = {}  # pids registered by the owner (processes it started) → name
         self._waiting: list[Request] = []
         self._holder: Request | None = None
-        self._paused: set[int] = set()
         self._paused_names: set[str] = set()
+        """Names of the runs stopped for the current window (their pids: `self._pauser.stopped`)."""
         self._pauser = Pauser() if pause else None
         self._next = 0
         self.granted: list[tuple[str, str, float, float]] = []
@@ -211,10 +211,6 @@ class Coordinator:
         """Stop `pid` (and its tree) during the others' windows even before it connects."""
         with self._cond:
             self._roots[pid] = name
-
-    def unregister(self, pid: int) -> None:
-        with self._cond:
-            self._roots.pop(pid, None)
 
     def retire(self, role: str) -> None:
         """No more windows will come from `role`: the policy stops waiting for it."""
@@ -349,11 +345,10 @@ class Coordinator:
             if tree:
                 stop |= tree
                 names.add(name or str(root))
-        self._paused = self._pauser.stop(stop)
-        self._paused_names = names if self._paused else set()
+        self._paused_names = names if self._pauser.stop(stop) else set()
         return self._paused_names
 
     def _resume(self) -> None:
-        if self._pauser is not None and self._paused:
+        if self._pauser is not None and self._pauser.stopped:
             self._pauser.resume()
-        self._paused, self._paused_names = set(), set()
+        self._paused_names = set()

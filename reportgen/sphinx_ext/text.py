@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-from types import ModuleType
 
 from reportgen.bundle import Bundle, StepTimes
 from reportgen.render import (
@@ -21,11 +19,6 @@ from reportgen.render import (
 )
 
 __all__ = ["findings_of", "kernels_of", "report_text", "summary_table", "variants_of"]
-
-
-def _report() -> ModuleType:
-    """`reportgen.render.report`, imported when a report is drawn (it loads matplotlib and every renderer)."""
-    return importlib.import_module("reportgen.render.report")
 
 
 def kernels_of(bundle: Bundle, top: int, graph: int | None) -> str:
@@ -90,13 +83,15 @@ def report_text(
     :param recipe_yaml: the recipe text; when given, the page links a copy named ``recipe.yaml``
     :param log_tail: the end of the run's log, shown for runs that did not end ok
     """
+    from reportgen.render import inductor_sections, leading_sections  # matplotlib and every renderer: when drawn
+
     return report_page(
         bundle,
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
         max_kernels=max_kernels,
-        leading_sections=_report().leading_sections(bundle),
-        inductor_sections=_report().inductor_sections(bundle, charts, None),
+        leading_sections=leading_sections(bundle),
+        inductor_sections=inductor_sections(bundle, charts, None),
         trailing_sections=[redactions_section(bundle.manifest)],
     )

@@ -11,10 +11,11 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.typing import OptionSpec
 
-from reportgen.bundle import ANALYSIS_FILE, MANIFEST_FILE, Bundle, RunRecord
+from reportgen.bundle import Bundle, RunRecord
 from reportgen.history import HistoryIndex, kept_runs_of
 from reportgen.sphinx_ext.assets import CACHE_DIR
 from reportgen.sphinx_ext.directives import BundleDirective, RenderError
+from reportgen.sphinx_ext.locate import bundle_files
 
 __all__ = ["PerfTrend"]
 
@@ -34,8 +35,7 @@ def _run_files(bundle: Bundle) -> list[Path]:
     """The files the index reads of each run of the bundle (the latest and the kept ones): a new run rewrites
     the latest's manifest, so these say when the trend changed. Files only: Sphinx takes a directory (or a
     missing file) for a changed dependency, and would read the page again on every build."""
-    runs = [bundle.path, *kept_runs_of(bundle.path)]
-    return [file for run in runs for file in (run / MANIFEST_FILE, run / ANALYSIS_FILE) if file.is_file()]
+    return [file for run in (bundle.path, *kept_runs_of(bundle.path)) for file in bundle_files(run, None)]
 
 
 def _draw(runs: list[RunRecord], cache: Path) -> Path:

@@ -26,7 +26,7 @@ CLIENT = textwrap.dedent(
     for what in sys.argv[2:]:
         with window.timed_window(what):
             time.sleep(float(sys.argv[1]))
-    print(json.dumps({"windows": window.log().windows, "paused": window.log().paused, "notes": window.notes()}))
+    print(json.dumps({"windows": window.log().windows, "paused": window.log().paused, "notes": window.log().notes}))
     """
 )
 
