@@ -198,7 +198,8 @@ class Coordinator:
         self.granted: list[tuple[str, str, float, float]] = []
         """(role, window, opened, closed) of every window, monotonic seconds."""
         self._closed = False
-        threading.Thread(target=self._accept, name="reportgen-windows", daemon=True).start()
+        self._acceptor = threading.Thread(target=self._accept, name="reportgen-windows", daemon=True)
+        self._acceptor.start()
 
     def _log(self, message: str) -> None:
         if self._log_file is not None:
@@ -225,6 +226,11 @@ class Coordinator:
             self._closed = True
             self._resume()
             self._cond.notify_all()
+        # Wake the accepting thread before the socket's descriptor is freed: a thread still blocked in accept()
+        # on a reused descriptor number would take the next coordinator's connections and answer them as closed.
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._acceptor.join(timeout=5)
         with contextlib.suppress(OSError):
             self._server.close()
         if self._pauser is not None:
@@ -248,6 +254,9 @@ class Coordinator:
             try:
                 conn, _ = self._server.accept()
             except OSError:
+                return
+            if self._closed:
+                conn.close()
                 return
             with self._cond:
                 self._next += 1
