@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # Issue 27's fidelity criterion, one sitting on one GPU (run from the repository root; writes under $W):
-# resnet50 and mixnet_l (default), each round reportgen + bare loop + a fresh -p per graph started together,
-# their measurements taking turns under a timed-window coordinator. On the lent machines start it as
-# `setsid nohup bash benchmarks/issue27_fidelity.sh > log 2>&1 < /dev/null &` and poll from later calls.
+# resnet50 and mixnet_l (default). Both warm-ups first, side by side (nothing is timed yet); then per recipe
+# rounds of $GROUPS comparisons (reportgen + bare loop + a fresh -p per graph each), every measurement in a
+# window of its own under one coordinator, until each figure is decided or $MAX comparisons were made.
+# On the lent machines start it as `setsid nohup bash benchmarks/issue27_fidelity.sh > log 2>&1 < /dev/null &`.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
+GROUPS=${GROUPS:-3}
 mkdir -p "$W"
 step() { echo "[$(date -u +%H:%M:%S)] $*"; }
+fidelity() {  # recipe name, steps, max comparisons, extra arguments
+  python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$GROUPS" --rounds 2 \
+    --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" "${@:4}"
+}
+step warm-ups
+fidelity resnet50 "${STEPS_RESNET:-60}" 6 --warm-up-only > "$W/warm-resnet50.txt" 2>&1 &
+fidelity mixnet_l "${STEPS_MIXNET:-40}" 6 --variant default --warm-up-only > "$W/warm-mixnet_l.txt" 2>&1 &
+wait
 step resnet50 fidelity
-python benchmarks/timing_fidelity.py recipes/resnet50.yaml --rounds 5 --until-decided ${MAX_RESNET:-8} \
-  --work "$W/fid-resnet50" --json "$W/fidelity-resnet50.json" > "$W/fidelity-resnet50.txt" 2>&1
+fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" > "$W/fidelity-resnet50.txt" 2>&1
 step mixnet_l fidelity
-python benchmarks/timing_fidelity.py recipes/mixnet_l.yaml --variant default --rounds 5 \
-  --until-decided ${MAX_MIXNET:-7} --work "$W/fid-mixnet" --json "$W/fidelity-mixnet_l.json" \
-  > "$W/fidelity-mixnet_l.txt" 2>&1
+fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default > "$W/fidelity-mixnet_l.txt" 2>&1
 step done

@@ -1,29 +1,32 @@
 """Timing fidelity: reportgen's numbers against a bare timing loop and `python <wrapper>.py -p`, interleaved.
 
-    python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--until-decided MAX]
-        [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT]
+    python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
+        [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
 
-One sitting's single pair is what the host's drift fakes (±70 % between minutes on the lent VMs), so every
-process is fresh and the kinds alternate:
+A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
+so one sitting's single pair proves nothing, and neither process may measure while another works:
 
-0. one untimed `reportgen run` (its own results directory `DIR/warmup`) fills the kept Inductor cache `DIR/cache`;
-1. bare loop 0, then per round i = 1..N: `reportgen run` into `DIR/results` (all N runs in one results directory:
-   its history keeps the earlier ones under `results/.history/<name>/`), right after it a fresh
-   `python <wrapper>.py -p` per compiled graph of that run's bundle, then bare loop i.
+0. one untimed `reportgen run` (`DIR/warmup`) fills the kept Inductor cache `DIR/cache` (skipped when that
+   bundle is there: `--warm-up-only` makes it alone, e.g. beside another recipe's warm-up);
+1. each round starts `--groups` comparisons at once; a comparison is a `reportgen run` (into `DIR/results/<n>`),
+   a bare loop and one fresh `python <wrapper>.py -p` per compiled graph of the warm-up's bundle. Every
+   measurement of every process runs in a timed window of the round's coordinator (`reportgen.run.window_host`:
+   one window at a time, every other process stopped with SIGSTOP meanwhile); within a comparison the bare
+   loop's and reportgen's step blocks take strict turns, and each `-p`'s timing and profile go back to back with
+   reportgen's first timing round and its profile of that graph (the `-p` first in odd comparisons).
 
 The bare loop is plain code in a fresh process, on the warm cache and in the run's own environment
-(`reportgen.run.child_env`): the same model and input (the run stage's workload builder), the same warm-ups
-(first call + `profile.warmup` - 1 steps, eager then compiled), then eager and compiled timed in alternating blocks
-of `profile.block_steps` steps, `profile.steps` blocks each, as the run times them; medians. It is the reference.
+(`reportgen.run.child_env`): the same model and input (the run stage's workload builder), the same warm-ups,
+then eager and compiled timed in alternating blocks of `profile.block_steps` steps, `profile.steps` blocks each
+(`--steps N` sets it on both sides, through a copy of the recipe beside it), as the run times them; medians.
 
-Run i is paired with the mean of bare loops i-1 and i (the ones just before and after it: a linear drift cancels);
-d_i = run_i / bare_i - 1 (%) for the eager and compiled medians and the speedup, and for each graph the bundle's
-busy % (`-p` definition) and category shares minus that round's fresh `-p` (pp). Each figure's d_i are pooled:
-mean with a 95 % Student-t interval, judged against the tolerance: "inside" (the whole interval within
-±tolerance), "outside" (entirely beyond it) or "undecided" (it straddles an edge; `--until-decided MAX` adds rounds
-up to MAX in all until the step figures and every graph's busy are decided). Also printed: every process's medians
-and host probe, the bare loops' own drift (max/min - 1) and round 1's wall time against first-call compile + the
-`-p` runs. `--json OUT` holds every number, rewritten after each process, so a killed run keeps what it measured.
+Per comparison, d = reportgen / bare - 1 (%) for the eager and compiled medians and the speedup, and for each
+graph the bundle's busy % (`-p` definition) and category shares minus that comparison's fresh `-p` (pp). Each
+figure's d are pooled as the Hodges-Lehmann shift with its exact Wilcoxon signed-rank 95 % interval (the host's
+bursts make them heavy-tailed; at least 6 comparisons), judged against the tolerance: "inside" (the whole
+interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the mean with a Student-t interval
+is printed beside it. `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
+busy is undecided. `--json OUT` holds every number, rewritten after each comparison.
 """
 
 from __future__ import annotations
@@ -46,12 +49,13 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from reportgen.bundle import SEED_BUCKETS, load_bundle
+from reportgen.bundle import MANIFEST_FILE, SEED_BUCKETS, load_bundle
 from reportgen.formats import parse_seed_output
 from reportgen.pipeline import select_variant
 from reportgen.recipe import Recipe, load_recipe
 from reportgen.run import child_env, window
-from reportgen.run.window_host import Coordinator, Turns
+from reportgen.run.window_host import Coordinator, Grouped, Turns
+from reportgen.run.window_policy import Window
 
 __all__: list[str] = []
 
@@ -59,7 +63,7 @@ DEFAULT_ROUNDS = 5
 """Rounds by default: issue 27 asks for at least 5 interleaved rounds."""
 
 MIN_ROUNDS = 2
-"""A Student-t interval needs two differences at least."""
+"""A Student-t interval needs two differences at least (the signed-rank interval at 95 %: six)."""
 
 TOLERANCE_PCT = 3.0
 """Step times and speedup: reportgen within ±3 % of the bare loop (issue 27's "done when")."""
@@ -197,7 +201,6 @@ class Run:
     host_probe_ms: list[float]
     compile_s: float | None
     inductor_cache: str
-    kept_path: str | None = None
     graphs: list[GraphSide] = field(default_factory=list)
     windows: dict[str, object] = field(default_factory=dict)
 
@@ -208,14 +211,18 @@ class Run:
 
 @dataclass
 class Pooled:
-    """A figure's per-round differences and their mean with a 95 % Student-t interval (None: fewer than 2)."""
+    """A figure's per-comparison differences, pooled: the Hodges-Lehmann estimate with its Wilcoxon signed-rank
+    interval (`estimate`, `low`, `high`; what the verdict judges), and the mean with a Student-t interval."""
 
     values: list[float | None]
-    mean: float | None
+    estimate: float | None
     low: float | None
     high: float | None
     tolerance: float
     verdict: str
+    mean: float | None = None
+    mean_low: float | None = None
+    mean_high: float | None = None
 
 
 @dataclass
@@ -247,21 +254,54 @@ def t_975(df: int) -> float:
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
+def signed_rank_quantile(n: int, alpha: float = 1 - CONFIDENCE) -> int:
+    """The largest k with P(T < k) <= alpha/2 for Wilcoxon's signed-rank statistic T of n differences (exact:
+    the null distribution by counting subsets of ranks); 0 when n is too small for the coverage."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for rank in range(1, n + 1):
+        for total in range(len(counts) - 1, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    k, below = 0, 0
+    for total, count in enumerate(counts):
+        below += count
+        if below / 2**n > alpha / 2:
+            break
+        k = total + 1
+    return k
+
+
+def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | None]:
+    """The median of the Walsh averages, with the exact distribution-free 95 % interval around it.
+
+    The host's bursts make the differences heavy-tailed (a burst slows one side of a pair 1.5-2.7x); a mean and
+    its t interval follow the bursts, this pooled shift does not, and its interval needs only a symmetric
+    distribution of the differences (which exchangeable sides give, under the null of no difference)."""
+    n = len(values)
+    walsh = sorted((values[i] + values[j]) / 2 for i in range(n) for j in range(i, n))
+    k = signed_rank_quantile(n)
+    if k < 1:
+        return statistics.median(walsh), None, None
+    return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
+
+
 def pool(values: list[float | None], tolerance: float) -> Pooled:
-    """Mean ± t·sd/√n of the measured values, and whether that interval lies inside ±tolerance."""
+    """Pooled differences, judged on the Hodges-Lehmann interval: whether it lies inside ±tolerance."""
     measured = [v for v in values if v is not None]
     if len(measured) < MIN_ROUNDS:
-        return Pooled(values, statistics.fmean(measured) if measured else None, None, None, tolerance, "too few")
+        mean = statistics.fmean(measured) if measured else None
+        return Pooled(values, mean, None, None, tolerance, "too few", mean)
     mean = statistics.fmean(measured)
     half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
-    low, high = mean - half, mean + half
-    if -tolerance <= low and high <= tolerance:
+    estimate, low, high = hodges_lehmann(measured)
+    if low is None or high is None:
+        verdict = "too few"
+    elif -tolerance <= low and high <= tolerance:
         verdict = "inside"
     elif high < -tolerance or low > tolerance:
         verdict = "outside"
     else:
         verdict = "undecided"
-    return Pooled(values, mean, low, high, tolerance, verdict)
+    return Pooled(values, estimate, low, high, tolerance, verdict, mean, mean - half, mean + half)
 
 
 # --- processes -----------------------------------------------------------------------------------------------------
@@ -316,6 +356,7 @@ def _failed(what: str, code: int, output: str, log: Path) -> SystemExit:
 
 def _reportgen_command(plan: Plan, results: Path) -> list[str]:
     command = [sys.executable, "-m", "reportgen", "run", str(plan.recipe), "-o", str(results)]
+    command += ["--isolation", "cores"]  # one GPU: a plain run; the benchmark's coordinator stands in for the lock
     return (
         command + ["--inductor-cache", str(plan.work / "cache")] + (["--variant", plan.variant] if plan.variant else [])
     )
@@ -336,17 +377,25 @@ def _seed_result(side: GraphSide, code: int, output: str, wall_s: float) -> None
 
 
 def seed_process(wrapper: Path, graph: int) -> None:
-    """In this (fresh) process: exactly `python <wrapper> -p`, its measurement inside window `seed <graph>`."""
+    """In this (fresh) process: exactly `python <wrapper> -p`, its two measurements in windows.
+
+    `-p` times `times` x `repeat` calls (window `seed <graph> timing`), then profiles as many (window
+    `seed <graph>`); its import, the kernels' loading and the profile's tables stay outside the windows.
+    """
     window.connect()
     import torch._inductor.wrapper_benchmark as wrapper_benchmark
 
-    measure = wrapper_benchmark.compiled_module_main
+    main = wrapper_benchmark.compiled_module_main
+    names = iter((f"seed {graph} timing", f"seed {graph}"))
 
-    def in_window(*args: object, **kwargs: object) -> object:
-        with window.timed_window(f"seed {graph}"):
-            return measure(*args, **kwargs)
+    def in_windows(name: str, benchmark: Callable[..., float]) -> None:
+        def measured(*args: object, **kwargs: object) -> float:
+            with window.timed_window(next(names, f"seed {graph} more")):
+                return benchmark(*args, **kwargs)
 
-    wrapper_benchmark.compiled_module_main = in_window  # the wrapper imports it late, in its __main__ block
+        main(name, measured)
+
+    wrapper_benchmark.compiled_module_main = in_windows  # the wrapper imports it late, in its __main__ block
     sys.argv = [str(wrapper), "-p"]
     runpy.run_path(str(wrapper), run_name="__main__")
 
@@ -381,14 +430,6 @@ def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
             side.first_wall_ms = bench.first_wall_ms
         run.graphs.append(side)
     return run
-
-
-def _kept_path(latest: Path) -> str | None:
-    """Where the run that was `latest` went when a newer one landed: the newest run in its history."""
-    from reportgen.history import previous_run
-
-    kept = previous_run(latest)
-    return str(kept) if kept is not None else None
 
 
 # --- figures -------------------------------------------------------------------------------------------------------
@@ -459,7 +500,7 @@ def undecided(sitting: Sitting) -> list[str]:
     return [
         key
         for key, pooled in sitting.pooled.items()
-        if pooled.verdict == "undecided" and (key in STEP_FIGURES or key.endswith(" busy"))
+        if pooled.verdict in ("undecided", "too few") and (key in STEP_FIGURES or key.endswith(" busy"))
     ]
 
 
@@ -475,14 +516,19 @@ def _pooled_rows(sitting: Sitting, keys: list[tuple[str, str]], unit: str) -> li
     for key, name in keys:
         p = sitting.pooled[key]
         interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
+        mean = (
+            "—"
+            if p.mean_low is None or p.mean_high is None
+            else f"{p.mean:+.2f} [{p.mean_low:+.2f}, {p.mean_high:+.2f}]"
+        )
         verdict = f"{p.verdict} ±{p.tolerance:g} {unit}"
-        rows.append([name, *(_fmt(v) for v in p.values), _fmt(p.mean, 2), interval, verdict])
+        rows.append([name, *(_fmt(v) for v in p.values), _fmt(p.estimate, 2), interval, verdict, mean])
     return rows
 
 
 def _headers(sitting: Sitting, first: str) -> list[str]:
     rounds = len(sitting.pooled[STEP_FIGURES[0]].values)
-    return [first, *(f"r{i + 1}" for i in range(rounds)), "mean", f"{CONFIDENCE:.0%} CI", "verdict"]
+    return [first, *(f"#{i + 1}" for i in range(rounds)), "HL", f"{CONFIDENCE:.0%} CI", "verdict", "mean [t CI]"]
 
 
 def _process_rows(sitting: Sitting) -> list[list[object]]:
@@ -521,7 +567,7 @@ def report(sitting: Sitting) -> None:
         print(f"\nnot compared (one side measured nothing): {', '.join(missing)}")
     _costs(sitting)
     if left := undecided(sitting):
-        print(f"\ntoo wide to decide (the interval straddles a tolerance edge): {', '.join(left)}; add rounds")
+        print(f"\nnot decided (too few comparisons, or the interval straddles a tolerance edge): {', '.join(left)}")
 
 
 def _costs(sitting: Sitting) -> None:
@@ -574,66 +620,88 @@ class Plan:
     round_timeout_s: float = 1800.0
     aa: bool = False
     pin_cpu: int | None = None
+    groups: int = 1
+    steps: int | None = None
+
+
+def _group_policy(warm: Run, swapped: bool) -> Turns:
+    """One comparison's turns: step pairs alternate bare/reportgen; each graph's `-p` timing and profile go back
+    to back with reportgen's first timing round and its profile of that graph."""
+    pairs: list[tuple[Window, Window]] = []
+    for g in warm.graphs:
+        pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
+        pairs.append((("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")))
+    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs)
+    if swapped:
+        policy.swap()  # reportgen's measurement first, the fresh -p second
+    return policy
+
+
+def _start_group(
+    plan: Plan, coordinator: Coordinator, group: str, number: int, warm: Run, env: dict[str, str]
+) -> list[_Started]:
+    """Comparison `number`'s processes: reportgen (or bare loop A), its bare loop and a `-p` per graph."""
+    logs, results = plan.work / "logs", plan.work / "results" / group
+
+    def role(name: str, base: dict[str, str]) -> dict[str, str]:
+        return {**base, window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: Grouped.role(name, group)}
+
+    bare_command = [sys.executable, __file__, str(plan.recipe), "--bare"]
+    bare_command += ["--variant", plan.variant] if plan.variant else []
+    if plan.pin_cpu is not None:
+        env = {**env, PIN_VARIABLE: str(plan.pin_cpu)}
+    first = (
+        _start("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
+        if plan.aa  # A/A: a second bare loop in reportgen's place, the floor of what rounds can show
+        else _start(
+            "reportgen",
+            _reportgen_command(plan, results),
+            role("reportgen", dict(os.environ)),
+            logs / f"reportgen-{number}.log",
+        )
+    )
+    started = [first, _start("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
+    for side in [] if plan.aa else warm.graphs:
+        assert side.seed_module is not None
+        command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
+        started.append(
+            _start(
+                f"seed {side.graph}",
+                [*command, str(side.graph)],
+                role("seed", env),
+                logs / f"seed-{number}-{side.graph}.log",
+            )
+        )
+    for child in started:
+        coordinator.register(child.proc.pid, f"{child.what}@{group}")
+    return started
 
 
 def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None:
-    """One round: reportgen, the bare loop and a `-p` per graph started together, their measurements in turns."""
-    number = len(sitting.runs) + 1
-    logs, results = plan.work / "logs", plan.work / "results"
-    pairs = [(("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")) for g in warm.graphs]
-    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs)
-    if number % 2 == 0:
-        policy.swap()  # reportgen's graph profile first in even rounds, the fresh -p first in odd ones
-    with Coordinator(policy, settle_s=plan.settle_s, log_path=logs / f"windows-{number}.log") as coordinator:
-
-        def role(name: str, base: dict[str, str]) -> dict[str, str]:
-            return {**base, window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: name}
-
-        bare_command = [sys.executable, __file__, str(plan.recipe), "--bare"]
-        bare_command += ["--variant", plan.variant] if plan.variant else []
-        if plan.pin_cpu is not None:
-            env = {**env, PIN_VARIABLE: str(plan.pin_cpu)}
-        first = (
-            _start("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
-            if plan.aa  # A/A: a second bare loop in reportgen's place, the floor of what rounds can show
-            else _start(
-                "reportgen",
-                _reportgen_command(plan, results),
-                role("reportgen", dict(os.environ)),
-                logs / f"reportgen-{number}.log",
-            )
-        )
-        started = [
-            first,
-            _start(
-                "bare",
-                [sys.executable, __file__, str(plan.recipe), "--bare"]
-                + (["--variant", plan.variant] if plan.variant else []),
-                role("bare", env),
-                logs / f"bare-{number}.log",
-            ),
-        ]
-        for side in [] if plan.aa else warm.graphs:
-            assert side.seed_module is not None
-            command = [
-                sys.executable,
-                __file__,
-                str(plan.recipe),
-                "--seed",
-                str(Path(warm.path) / side.seed_module),
-                str(side.graph),
-            ]
-            started.append(
-                _start(f"seed {side.graph}", command, role("seed", env), logs / f"seed-{number}-{side.graph}.log")
-            )
-        for child in started:
-            coordinator.register(child.proc.pid, child.what)
-        _wait_all(started, plan.round_timeout_s)
-        finished = {child.what: child.result() for child in started}
+    """One round: `plan.groups` comparisons at once (each reportgen, its bare loop and a `-p` per graph), every
+    measurement in a window of its own (the others paused), each comparison's windows in turns."""
+    first = len(sitting.runs) + 1
+    numbers = list(range(first, first + plan.groups))
+    groups = {str(n): _group_policy(warm, swapped=n % 2 == 0) for n in numbers}
+    log = plan.work / "logs" / f"windows-{first}.log"
+    with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log) as coordinator:
+        started = {n: _start_group(plan, coordinator, str(n), n, warm, env) for n in numbers}
+        _wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
         windows = list(coordinator.granted)
+    for number in numbers:
+        _collect(plan, sitting, number, started[number], windows)
+
+
+def _collect(
+    plan: Plan, sitting: Sitting, number: int, started: list[_Started], windows: list[tuple[str, str, float, float]]
+) -> None:
+    """Comparison `number`'s figures into the sitting (its reportgen run and bare loop, its `-p` runs)."""
+    finished = {child.what: child.result() for child in started}
     code, output, wall_s = finished["reportgen"]
     if code != 0:
-        raise _failed(f"reportgen run (round {number})", code, output, started[0].log)
+        raise _failed(f"reportgen run (comparison {number})", code, output, started[0].log)
+    suffix = Grouped.SEPARATOR + str(number)
+    mine = [(r[: -len(suffix)], w, o, c) for r, w, o, c in windows if r.endswith(suffix)]
     if plan.aa:
         other: dict[str, object] = json.loads(output.strip().splitlines()[-1])
         run = Run(
@@ -647,14 +715,11 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
             inductor_cache="kept-warm",
         )
     else:
-        bundle_dir = _bundle_dir(plan, results)
-        if sitting.runs:
-            sitting.runs[-1].kept_path = _kept_path(bundle_dir)
-        run = _read_run(bundle_dir, number, wall_s)
-    run.windows = _window_summary(windows)
+        run = _read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
+    run.windows = _window_summary(mine)
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
-        raise _failed(f"bare loop (round {number})", code, output, started[1].log)
+        raise _failed(f"bare loop (comparison {number})", code, output, started[1].log)
     found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
     bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
@@ -664,7 +729,7 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     sitting.runs.append(run)
     sitting.bares.append(bare)
     print(
-        f"round {number}: reportgen {wall_s:.1f} s, eager {run.eager_ms:.3f} / bare {bare.eager_ms:.3f} ms, "
+        f"comparison {number}: reportgen {wall_s:.1f} s, eager {run.eager_ms:.3f} / bare {bare.eager_ms:.3f} ms, "
         f"compiled {run.compiled_ms:.3f} / bare {bare.compiled_ms:.3f} ms; "
         + "; ".join(
             f"graph {g.graph} busy {_fmt(g.busy_percent)} / -p {_fmt(g.seed_busy_percent)} %" for g in run.graphs
@@ -682,10 +747,17 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
     for role_, _, _, _ in windows:
         counts[role_] = counts.get(role_, 0) + 1
     steps = "".join("b" if r == "bare" else "r" for r, what, _, _ in windows if what == "steps")
+
+    def measured(what: str) -> tuple[str, str] | None:  # a `-p`'s or reportgen's graph window: (graph, timing|profile)
+        words = what.split()
+        if words[0] == "seed" and len(words) > 1:
+            return words[1], "timing" if words[-1] == "timing" else "profile"
+        return (words[1], words[2]) if words[0] == "graph" and len(words) == 3 else None
+
     gaps = {}
     for i in range(1, len(windows)):
-        (_, w0, _, closed), (_, w1, opened, _) = windows[i - 1], windows[i]
-        if {w0.split()[0], w1.split()[0]} == {"seed", "graph"} and w0.split()[1] == w1.split()[1]:
+        (r0, w0, _, closed), (r1, w1, opened, _) = windows[i - 1], windows[i]
+        if r0 != r1 and measured(w0) is not None and measured(w0) == measured(w1):
             gaps[f"{w0} -> {w1}"] = round(opened - closed, 3)
     return {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
 
@@ -701,23 +773,28 @@ def compare(plan: Plan) -> Sitting:
     )
     logs = plan.work / "logs"
     print(f"work directory {plan.work}; logs in {logs}", flush=True)
-    warm_log = logs / "warmup.log"
-    warming = _start("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
-    _wait_all([warming], plan.round_timeout_s)
-    code, output, warm_s = warming.result()
-    if code != 0:
-        raise _failed("warm-up reportgen run", code, output, warm_log)
     warm_dir = _bundle_dir(plan, plan.work / "warmup")
+    if not (warm_dir / MANIFEST_FILE).is_file():
+        warm_log = logs / "warmup.log"
+        warming = _start("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
+        _wait_all([warming], plan.round_timeout_s)
+        code, output, warm_s = warming.result()
+        if code != 0:
+            raise _failed("warm-up reportgen run", code, output, warm_log)
+    else:
+        warm_s = 0.0  # `--warm-up-only` made it earlier (e.g. beside another recipe's warm-up)
     warm = _read_run(warm_dir, 0, warm_s)
     sitting.bundle = warm_dir.name
     sitting.warmup = {"path": warm.path, "wall_s": warm_s, "compile_s": warm.compile_s}
     sitting.warmup["inductor_cache"] = warm.inductor_cache
     print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache})", flush=True)
+    if plan.rounds == 0:
+        return sitting
     env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
     for _ in range(plan.rounds):
         _round(plan, sitting, warm, env)
     while plan.until_decided is not None and len(sitting.runs) < plan.until_decided and undecided(sitting):
-        print(f"undecided: {', '.join(undecided(sitting))}; round {len(sitting.runs) + 1}", flush=True)
+        print(f"undecided: {', '.join(undecided(sitting))}; comparison {len(sitting.runs) + 1} on", flush=True)
         _round(plan, sitting, warm, env)
     report(sitting)
     return sitting
@@ -738,6 +815,9 @@ def main() -> int:
     parser.add_argument("--settle-s", type=float, default=0.05, help="after pausing the others, wait this long")
     parser.add_argument("--aa", action="store_true", help="A/A: a second bare loop in reportgen's place")
     parser.add_argument("--pin-cpu", type=int, metavar="K", help="the bare loops time on core K only")
+    parser.add_argument("--groups", type=int, default=1, help="comparisons started together in a round (default 1)")
+    parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
+    parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
@@ -747,14 +827,39 @@ def main() -> int:
     if args.bare:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
-    if args.rounds < MIN_ROUNDS:
-        parser.error(f"--rounds must be at least {MIN_ROUNDS} (an interval needs two differences)")
-    if args.until_decided is not None and args.until_decided < args.rounds:
-        parser.error("--until-decided MAX must be at least --rounds")
+    if args.groups < 1:
+        parser.error("--groups must be at least 1")
+    if args.rounds * args.groups < MIN_ROUNDS and not args.warm_up_only:
+        parser.error(f"--rounds x --groups must be at least {MIN_ROUNDS} (an interval needs two differences)")
+    if args.until_decided is not None and args.until_decided < args.rounds * args.groups:
+        parser.error("--until-decided MAX (comparisons) must be at least --rounds x --groups")
     work = (args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    with _with_steps(args.recipe.resolve(), args.steps) as recipe:
+        return _sitting(args, recipe, work)
+
+
+@contextlib.contextmanager
+def _with_steps(recipe: Path, steps: int | None) -> Iterator[Path]:
+    """`recipe`, or a copy beside it (its relative references unchanged) whose `profile.steps` is `steps`."""
+    if steps is None:
+        yield recipe
+        return
+    import yaml
+
+    data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
+    data.setdefault("profile", {})["steps"] = steps
+    copy = recipe.with_name(f".fidelity-{recipe.stem}-{steps}-steps{recipe.suffix}")
+    copy.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    try:
+        yield copy
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
     plan = Plan(
-        recipe=args.recipe.resolve(),
+        recipe=recipe,
         variant=args.variant,
         work=work,
         rounds=args.rounds,
@@ -765,7 +870,11 @@ def main() -> int:
         settle_s=args.settle_s,
         aa=args.aa,
         pin_cpu=args.pin_cpu,
+        groups=args.groups,
+        steps=args.steps,
     )
+    if args.warm_up_only:
+        plan.rounds = 0
     compare(plan)
     return 0
 

@@ -8,7 +8,8 @@ The holder's own ancestors and descendants are never stopped. A watchdog process
 stopped if the coordinator itself dies, even by SIGKILL, so no run is left paused.
 
 The order in which waiting windows are granted is a `Policy`: first come first served for a matrix
-(`Fifo`), strict turns between two processes for a benchmark that compares them (`Turns`).
+(`Fifo`), strict turns between two processes for a benchmark that compares them (`Turns`), several such
+comparisons at once (`Grouped`); they live in `window_policy`.
 """
 
 from __future__ import annotations
@@ -20,133 +21,13 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from reportgen.run.pause import Pauser, ancestors, descendants, lineage, process_parents
+from reportgen.run.window_policy import Fifo, Grouped, Policy, Request, Turns
 
-__all__ = ["Coordinator", "Fifo", "Policy", "Request", "Turns"]
-
-
-# --- policies ------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Request:
-    """A window asked for and not yet granted."""
-
-    connection: int
-    pid: int
-    role: str
-    what: str
-    asked: float = field(default_factory=time.monotonic)
-
-
-class Policy:
-    """Which waiting request gets the next window (None: none yet). `Fifo` is the default.
-
-    `choose` is asked by every waiting thread and must not change the policy's state; `granted` does.
-    """
-
-    def choose(self, waiting: list[Request]) -> Request | None:
-        return waiting[0] if waiting else None
-
-    def granted(self, request: Request) -> None:
-        """`request` got its window."""
-
-    def retire(self, role: str) -> None:
-        """No more windows will come from `role` (its process ended)."""
-
-
-class Fifo(Policy):
-    """First come, first served: a matrix's runs measure one at a time, in the order they asked."""
-
-
-Window = tuple[str, str]
-"""(role, window name): who asks for which window."""
-
-
-class Turns(Policy):
-    """Processes that take turns, for a benchmark that compares them under the same host.
-
-    Windows named in `alternate` (e.g. `steps`) go strictly in turn between the two `roles` (bare,
-    reportgen, bare, …), starting once both are waiting. Each pair in `pairs` (``(("reportgen", "graph 0
-    profile"), ("seed", "seed 0"))``) is granted back to back once both are waiting, its first member first
-    (`swap()` makes the second go first). A retired role's partner goes on alone; every other window is first
-    come, first served. A window whose partner has not come within `partner_wait_s` goes alone.
-    """
-
-    def __init__(
-        self,
-        roles: tuple[str, str],
-        alternate: Iterable[str] = ("steps",),
-        pairs: Iterable[tuple[Window, Window]] = (),
-        partner_wait_s: float = 300.0,
-    ) -> None:
-        self.roles = roles
-        self.partner_wait_s = partner_wait_s
-        self.alternate = set(alternate)
-        self.next_role = roles[0]
-        self.pairs: list[tuple[Window, Window]] = list(pairs)
-        self.retired: set[str] = set()
-        self.owed: Window | None = None  # the partner of the pair member just granted: it goes next
-
-    def swap(self) -> None:
-        """Pairs' second members go first from now on (alternate rounds: a linear drift cancels)."""
-        self.pairs = [(b, a) for a, b in self.pairs]
-
-    def retire(self, role: str) -> None:
-        self.retired.add(role)
-
-    def _pair(self, request: Request) -> tuple[bool, Window] | None:
-        """(whether `request` is its pair's first member, its partner), or None when it is in no pair."""
-        key = (request.role, request.what)
-        for a, b in self.pairs:
-            if key == a:
-                return True, b
-            if key == b:
-                return False, a
-        return None
-
-    def choose(self, waiting: list[Request]) -> Request | None:
-        def find(window: Window) -> Request | None:
-            return next((r for r in waiting if (r.role, r.what) == window), None)
-
-        if self.owed is not None:  # (no state changes here: every waiting thread asks, only `granted` decides)
-            owed = find(self.owed)
-            if owed is not None:
-                return owed
-            if self.owed[0] not in self.retired:
-                return None  # the partner is still to come: nothing else may slip between the two
-        now = time.monotonic()
-        for request in waiting:
-            if now - request.asked > self.partner_wait_s:
-                return request  # its partner is late (stuck or gone unseen): better alone than never
-            if request.what in self.alternate and request.role in self.roles:
-                partner = self.roles[1] if request.role == self.roles[0] else self.roles[0]
-                if partner in self.retired:
-                    return request
-                both = any(r.what == request.what and r.role == partner for r in waiting)
-                if both and request.role == self.next_role:
-                    return request
-                continue
-            pair = self._pair(request)
-            if pair is None:
-                return request
-            first, partner_window = pair
-            if partner_window[0] in self.retired:
-                return request
-            if first and find(partner_window) is not None:
-                return request
-        return None
-
-    def granted(self, request: Request) -> None:
-        self.owed = None
-        if request.what in self.alternate and request.role in self.roles:
-            self.next_role = self.roles[1] if request.role == self.roles[0] else self.roles[0]
-        elif (pair := self._pair(request)) is not None and pair[0]:
-            self.owed = pair[1]
+__all__ = ["Coordinator", "Fifo", "Grouped", "Policy", "Request", "Turns"]
 
 
 # --- the coordinator -----------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 
 from reportgen.run import window
 from reportgen.run.pause import ancestors, descendants, lineage
-from reportgen.run.window_host import Coordinator, Request, Turns
+from reportgen.run.window_host import Coordinator, Grouped, Request, Turns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,8 +166,10 @@ def test_turns_grant_pairs_back_to_back_and_swap_their_order() -> None:
         assert policy.choose([later_seed, other, rg]) is rg  # must not consume the partner's turn)
     policy.granted(rg)
     assert policy.choose([other]) is other
-    policy.swap()
-    assert policy.choose([seed, rg]) is rg
+    assert policy.choose([seed, rg]) is seed  # a pair goes back to back once: later windows of its names are FIFO
+    swapped = Turns(("bare", "reportgen"), pairs=pairs)
+    swapped.swap()
+    assert swapped.choose([seed, rg]) is rg
 
 
 def test_a_window_whose_partner_is_late_goes_alone() -> None:
@@ -188,6 +190,38 @@ def test_turns_start_when_both_wait_and_a_retired_partner_frees_the_other() -> N
     policy.granted(rg)
     policy.retire("reportgen")
     assert policy.choose([bare]) is bare
+
+
+def test_groups_take_their_own_turns_and_a_half_granted_pair_holds_the_host() -> None:
+    def turns() -> Turns:
+        return Turns(("bare", "reportgen"), pairs=[(("seed", "seed 0"), ("reportgen", "graph 0 profile"))])
+
+    policy = Grouped({"1": turns(), "2": turns()})
+    role = Grouped.role
+    rg1, bare2 = _request(role("reportgen", "1"), "steps", 1), _request(role("bare", "2"), "steps", 2)
+    bare1, rg2 = _request(role("bare", "1"), "steps", 3), _request(role("reportgen", "2"), "steps", 4)
+    assert policy.choose([rg1, bare2]) is None  # neither group has both members waiting
+    assert policy.choose([rg1, bare2, bare1]) is bare1  # group 1: its bare loop first
+    policy.granted(bare1)
+    assert policy.choose([rg1, bare2]) is None  # group 1 waits for its bare loop's next ask; group 2 for its run
+    assert policy.choose([rg2, rg1, bare2]) is bare2  # group 2 has both waiting: its bare loop
+    bare1.asked = rg1.asked + 1
+    assert policy.choose([rg2, bare1, rg1, bare2]) is rg1  # both groups could go: the earlier ask, whatever the order
+    policy.granted(rg1)
+    seed2 = _request(role("seed", "2"), "seed 0", 5)
+    profile2 = _request(role("reportgen", "2"), "graph 0 profile", 6)
+    assert policy.choose([seed2, profile2]) is seed2
+    policy.granted(seed2)
+    bare1.asked -= 10
+    assert policy.choose([bare1, rg1, profile2]) is profile2  # group 2 owes its partner: nothing slips in between
+    assert policy.choose([bare1, rg1]) is None
+    policy.granted(profile2)
+    assert policy.choose([bare1, rg1]) is bare1
+    later = bare1
+    plain = _request("matrix", "kernel", 8)
+    assert policy.choose([later, plain]) is plain  # a role of no group: first come, first served
+    policy.retire(role("reportgen", "1"))
+    assert policy.choose([later]) is later  # its partner retired: the bare loop goes on alone
 
 
 @pytest.mark.slow
