@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Issue 27's fidelity criterion, one sitting on one GPU (run from the repository root; writes under $W):
 # resnet50 and mixnet_l (default). Both warm-ups first, side by side (nothing is timed yet); then per recipe
-# rounds of $GROUPS comparisons (reportgen + bare loop + a fresh -p per graph each), every measurement in a
+# rounds of $FID_GROUPS comparisons (reportgen + bare loop + a fresh -p per graph each), every measurement in a
 # window of its own under one coordinator, until each figure is decided or $MAX comparisons were made.
 # On the lent machines start it as `setsid nohup bash benchmarks/issue27_fidelity.sh > log 2>&1 < /dev/null &`.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
-GROUPS=${GROUPS:-3}
+FID_GROUPS=${FID_GROUPS:-3}
 mkdir -p "$W"
 step() { echo "[$(date -u +%H:%M:%S)] $*"; }
 fidelity() {  # recipe name, steps, max comparisons, extra arguments
-  python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$GROUPS" --rounds 2 \
+  python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" --rounds 2 \
     --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" "${@:4}"
 }
 step warm-ups
