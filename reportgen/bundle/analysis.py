@@ -126,7 +126,7 @@ class GraphAnalysis(BundleModel):
         default=None, description="The unprofiled wall time per call that `busy_seed_percent` divides by."
     )
     unprofiled_rounds_ms: list[float] = Field(
-        default_factory=list, description="Every round of that timing (the fastest is `unprofiled_wall_ms`)."
+        default_factory=list, description="Every round of that timing (the median is `unprofiled_wall_ms`)."
     )
 
     @property

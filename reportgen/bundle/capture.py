@@ -26,7 +26,7 @@ class GraphBenchmark(BundleModel):
     """A compiled graph's wrapper run on its own, as `python wrapper.py -p` does, in the run's process.
 
     The wrapper's own harness (`get_args()` + `benchmark_compiled_module`) is timed unprofiled
-    (median per call over `times` x `repeat`, in rounds; the fastest round counts), then
+    (median per call over `times` x `repeat`, in rounds; the median round counts), then
     `profiled_calls` calls are recorded with torch.profiler into `trace_file`. No second
     compilation: the modules are already loaded.
     """
@@ -34,7 +34,9 @@ class GraphBenchmark(BundleModel):
     graph: int = Field(description="Index of the wrapper in compile order.")
     wrapper: str = Field(description="Bundle path of the wrapper module.")
     kind: GraphKind
-    wall_ms_per_call: float = Field(description="Unprofiled wall time per call: the fastest round.")
+    wall_ms_per_call: float = Field(
+        description="Unprofiled wall time per call: the median round (older bundles: the fastest)."
+    )
     rounds_ms: list[float] = Field(
         default_factory=list, description="Each round's median wall time per call, in the order measured."
     )

@@ -45,8 +45,8 @@ Two definitions of "GPU busy" are shown, because they answer different questions
   and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans) out of the device time.
   The device time per call matches a fresh `python <wrapper>.py -p`. The wall time of a launch-bound graph
   is CPU time, which any load on the host lengthens: `-p` takes one median, reportgen takes `-p`'s median
-  in several rounds (listed in brackets) and divides by the fastest, so that a burst of load does not
-  lower the number. The spread of the rounds shows how steady the host was.
+  in several rounds (listed in brackets) and divides by their median, so that a burst of load in one round
+  does not move the number. The spread of the rounds shows how steady the host was.
 - **busy (union)** is measured inside the profiled training/inference steps: the union of the graph's kernel
   intervals (no double counting across streams) over the graph's calls' wall span (from the call's start to
   its last kernel's end). Idle gaps in that span are launch overhead, Python, or waiting on the CPU.
@@ -63,7 +63,7 @@ def _per_call_ms(graph: GraphAnalysis, total_us: float) -> str:
 
 
 def _unprofiled(graph: GraphAnalysis) -> str:
-    """The fastest round, and every round when there were several."""
+    """The median round, and every round when there were several."""
     if graph.unprofiled_wall_ms is None:
         return MISSING
     rounds = graph.unprofiled_rounds_ms

@@ -46,8 +46,8 @@ def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
     assert "compiling" in (bundle / "run.log").read_text()
     assert not list(tmp_path.glob(".tmp-*"))
     capture = read_capture(bundle, manifest)
-    (timed,) = capture.graph_benchmarks  # the one graph, timed alone in rounds; the fastest round counts
-    assert len(timed.rounds_ms) == 3 and timed.wall_ms_per_call == min(timed.rounds_ms) > 0
+    (timed,) = capture.graph_benchmarks  # the one graph, timed alone in rounds; the median round counts
+    assert len(timed.rounds_ms) == 3 and timed.wall_ms_per_call == sorted(timed.rounds_ms)[1] > 0
     assert timed.profiled_calls > 0 and timed.trace_file and (bundle / timed.trace_file).is_file()
 
 
