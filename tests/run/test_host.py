@@ -75,15 +75,17 @@ def test_runs_take_turns_window_by_window_under_the_timing_lock(tmp_path: Path) 
 
 def test_what_overlapped_the_measurements_is_recorded(tmp_path: Path) -> None:
     """Without the lock, a run that measured and one that compiled meanwhile are both named, with their phase."""
-    compiling = _other(tmp_path, "compiling", 1, lock=False)  # pids of live processes: these runs are under way
-    measuring = _other(tmp_path, "measuring", os.getppid(), lock=False)
-    measuring.enter("measuring")
-    run = Measurements(_placement(tmp_path, "run", False), apply_placement(_placement(tmp_path, "run", False)))
-    with run.measuring(print):
-        time.sleep(0.05)
+    with subprocess.Popen(["sleep", "60"]) as sleeper:  # pids of live processes: these runs are under way
+        compiling = _other(tmp_path, "compiling", 1, lock=False)
+        measuring = _other(tmp_path, "measuring", sleeper.pid, lock=False)
+        measuring.enter("measuring")
+        run = Measurements(_placement(tmp_path, "run", False), apply_placement(_placement(tmp_path, "run", False)))
+        with run.measuring(print):
+            time.sleep(0.05)
+        sleeper.kill()
     assert sorted((c.name, c.pid, c.phases) for c in run.isolation.concurrent) == [
         ("compiling", 1, ["preparing"]),
-        ("measuring", os.getppid(), ["measuring"]),
+        ("measuring", sleeper.pid, ["measuring"]),
     ]
     assert not run.isolation.measured_alone and not run.isolation.timing_lock
     assert compiling.isolation.concurrent == []
