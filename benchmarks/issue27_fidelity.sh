@@ -4,6 +4,8 @@
 # rounds of $FID_GROUPS comparisons (reportgen + bare loop + a fresh -p per graph each), every measurement in a
 # window of its own under one coordinator, until each figure is decided or $MAX comparisons were made.
 # On the lent machines start it as `setsid nohup bash benchmarks/issue27_fidelity.sh > log 2>&1 < /dev/null &`.
+# A lent machine goes back after 30 min held: resnet50's part took 15 min and mixnet_l's 3 + 5 min per round of 3
+# comparisons on an H200, so give each its own machine: ONLY=resnet50 or ONLY=mixnet_l (warm-up included).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
@@ -14,12 +16,20 @@ fidelity() {  # recipe name, steps, max comparisons, extra arguments
   python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" --rounds 2 \
     --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" "${@:4}"
 }
-step warm-ups
-fidelity resnet50 "${STEPS_RESNET:-60}" 6 --warm-up-only > "$W/warm-resnet50.txt" 2>&1 &
-fidelity mixnet_l "${STEPS_MIXNET:-40}" 6 --variant default --warm-up-only > "$W/warm-mixnet_l.txt" 2>&1 &
-wait
-step resnet50 fidelity
-fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" > "$W/fidelity-resnet50.txt" 2>&1
-step mixnet_l fidelity
-fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default > "$W/fidelity-mixnet_l.txt" 2>&1
+run_resnet50() { fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" "$@"; }
+run_mixnet_l() { fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default "$@"; }
+case "${ONLY:-}" in
+  resnet50|mixnet_l)
+    step "$ONLY fidelity"
+    "run_$ONLY" > "$W/fidelity-$ONLY.txt" 2>&1 ;;
+  *)
+    step warm-ups
+    run_resnet50 --warm-up-only > "$W/warm-resnet50.txt" 2>&1 &
+    run_mixnet_l --warm-up-only > "$W/warm-mixnet_l.txt" 2>&1 &
+    wait
+    for name in resnet50 mixnet_l; do
+      step "$name fidelity"
+      "run_$name" > "$W/fidelity-$name.txt" 2>&1
+    done ;;
+esac
 step done
