@@ -37,16 +37,22 @@ def device_metrics(figures: _Sides, threshold: float) -> list[MetricChange]:
     A device figure's interval is the range of its profiled steps: the steps of one run repeat within a fraction
     of a percent, so a change beyond the threshold and outside both ranges is the code's (or the GPU's)."""
     on_gpu = all(f is not None and f.device == "cuda" for f in figures)
+
+    def judged(m: MetricChange) -> MetricChange:  # on a CPU run they are CPU time: the host's speed moves them
+        if on_gpu or m.verdict == "not measured":
+            return m
+        return m.model_copy(update={"verdict": "not judged", "gated": False})
+
     out: list[MetricChange] = []
     for side in _SIDES:
         pair = tuple(side_figures(f, side) for f in figures)
-        device = _device_metric("device time", side, pair, threshold, ranged=True)
-        if not on_gpu and device.verdict != "not measured":  # CPU time: the host's speed moves it
-            device = device.model_copy(update={"verdict": "not judged", "gated": False})
-        out += [device, _device_metric("GPU-active time", side, pair, threshold, ranged=False)]
+        out += [
+            judged(_device_metric("device time", side, pair, threshold, ranged=True)),
+            judged(_device_metric("GPU-active time", side, pair, threshold, ranged=False)),
+        ]
     speedups = [f.device_speedup if f else None for f in figures]
     speedup = metric("device speedup", "x", "higher", speedups[0], speedups[1], None, None, threshold)
-    return [*out, speedup.model_copy(update={"kind": "device", "side": "both"})]
+    return [*out, judged(speedup.model_copy(update={"kind": "device", "side": "both"}))]
 
 
 def _device_metric(

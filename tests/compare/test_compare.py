@@ -66,6 +66,7 @@ def _figures(side: str, **plant: object) -> object:
         figures = analysis["figures"][side]
         if (scale := plant.get("device")) is not None:
             figures["device_us"] = [us * scale for us in figures["device_us"]]  # type: ignore[operator]
+            figures["active_us"] = [us * scale for us in figures["active_us"]]  # type: ignore[operator]
         for name, extra in plant.items():
             if name in figures["counts"]:
                 figures["counts"][name] = [n + extra for n in figures["counts"][name]]
@@ -184,6 +185,9 @@ def test_a_cpu_runs_device_figures_are_not_judged(tmp_path: Path) -> None:
     comparison = compare_bundles(before, after)
     device = next(m for m in comparison.metrics if m.name == "device time per step, compiled")
     assert (device.verdict, device.gated, comparison.regressed) == ("not judged", False, False)
+    shown = {m.name: m.verdict for m in comparison.metrics if m.kind == "device"}
+    assert shown["GPU-active time per step, compiled"] == "not judged"  # CPU time too, as is the device speedup
+    assert shown["device speedup"] in ("not judged", "not measured")
 
 
 def test_kernel_diff_names_slower_added_and_removed_kernels(tmp_path: Path) -> None:
