@@ -225,8 +225,11 @@ def _runs_text(c: Comparison) -> str:
 
 
 def since_previous(c: Comparison) -> str:
-    """A short MyST line for the index: the compiled device time's change (the compiled median's for comparisons
-    without device figures) and the verdict, linked to the page."""
+    """A short MyST line for the index: the figure that regressed (the compiled side's first), else the compiled
+    device time's change (the compiled median's for comparisons without device figures), and the verdict."""
+    if c.comparable and c.regressions:
+        first = min(c.regressions, key=lambda m: m.side != "compiled")
+        return f"{first.name} {change_text(first)}, **regressed**"
     device = next(
         (m for m in c.metrics if metric_kind(m) == "device" and m.side == "compiled" and m.unit == "ms"), None
     )
@@ -235,8 +238,7 @@ def since_previous(c: Comparison) -> str:
     else:
         compiled = next((m for m in c.metrics if m.name == "compiled median"), None)
         lead = f"compiled {change_text(compiled) if compiled is not None else MISSING}"
-    verdict = "not comparable" if not c.comparable else "**regressed**" if c.regressions else "ok"
-    return f"{lead}, {verdict}"
+    return f"{lead}, {'ok' if c.comparable else 'not comparable'}"
 
 
 def _finding_name(name: str) -> str:

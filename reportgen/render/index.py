@@ -169,8 +169,9 @@ def overview_page(entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] 
     if rows:
         parts.append(f"````{{container}} reportgen-index\n{list_table(_OVERVIEW_HEADER, rows)}\n````")
         parts.append(
-            "Device time per step: the compiled steps' GPU kernel time, which repeats from run to run; step (wall): "
-            "the compiled median, host-dependent; since previous: against the run before (links to the comparison)."
+            "Device time per step: the compiled steps' kernel time, which repeats from run to run on a GPU; step "
+            "(wall): the compiled median, host-dependent; since previous: against the run before, the figure that "
+            "regressed, else the compiled device time's change (links to the comparison)."
         )
     return "\n\n".join(parts) + "\n"
 
@@ -181,8 +182,8 @@ def _index_table(entries: Sequence[IndexEntry]) -> str:
         "Busy: per compiled graph (fwd, bwd, infer), PyTorch's `wrapper.py -p` definition where it was measured "
         "(GPU runs), else the union of the graph's kernel intervals over its calls' wall span; "
         "compile: first-call compile time; trend: compiled median step time over the kept runs (links to the "
-        "trend page); since previous: the compiled device time's change against the run before (the compiled "
-        "median's for runs without device figures), and whether a gated figure regressed (links to the comparison)."
+        "trend page); since previous: against the run before, the figure that regressed, else the compiled device "
+        "time's change (the compiled median's for runs without device figures) (links to the comparison)."
     )
     return f"````{{container}} reportgen-index\n{table}\n````\n\n{note}"
 

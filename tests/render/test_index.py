@@ -76,6 +76,6 @@ def test_the_overview_leads_with_failures_then_regressions(tmp_path: Path, make_
     order = ["b-failed", "c-oom", "d-slower", "e-moved", "a-ok", "f-evil"]
     assert links == [f"reports/{name}/index.md" for name in order]
     assert "  - **failed**\n" in page and "  - **oom**\n" in page
-    assert "[compiled device time +20.0 %, **regressed**](<reports/d-slower/compare.md>)" in page
+    assert "[device time per step, compiled +20.0 %, **regressed**](<reports/d-slower/compare.md>)" in page
     assert escape_md(EVIL_TITLE) in page and "<script>" not in page
     assert overview_page([]) == "## State of the runs\n\n0 runs: no runs yet.\n"
