@@ -180,6 +180,8 @@ class GraphSide:
     busy_percent: float | None = None
     categories_percent: dict[str, float] = field(default_factory=dict)
     unprofiled_wall_ms: float | None = None
+    unprofiled_rounds_ms: list[float] = field(default_factory=list)
+    """Every timing round of the graph (the first one is paired with the `-p`'s timing)."""
     first_wall_ms: float | None = None
     seed_module: str | None = None
     seed_wall_s: float | None = None
@@ -426,6 +428,7 @@ def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
             side.busy_percent = graph.busy_seed_percent
             side.categories_percent = dict(graph.seed_categories_percent)
             side.unprofiled_wall_ms = graph.unprofiled_wall_ms
+            side.unprofiled_rounds_ms = list(graph.unprofiled_rounds_ms)
         if (bench := benches.get(number)) is not None:
             side.first_wall_ms = bench.first_wall_ms
         run.graphs.append(side)
