@@ -154,9 +154,11 @@ def _hidden(relative: str) -> bool:
 
 def _inputs() -> str:
     """What else a build depends on: Python, the Sphinx command, the installed distributions (Sphinx, its
-    theme and extensions) and reportgen's own files (its CSS, JS and directives)."""
+    theme and extensions) and reportgen's own files (its CSS, JS and directives). `sys.path[0]` is left out:
+    it is the directory the command was started from (or its script's), which says nothing of the build; with
+    it, `reportgen build` run from another directory rebuilt an unchanged site."""
     digest = hashlib.sha256(f"{sys.version}\0{_sphinx_command('auto')}\0".encode())
-    for entry in sys.path:
+    for entry in sys.path[1:]:
         path = Path(entry or ".")
         if path.is_dir():
             digest.update("\0".join(sorted(p.name for p in path.iterdir() if p.suffix in _DIST_SUFFIXES)).encode())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -175,3 +176,22 @@ def test_a_site_built_before_the_trees_becomes_a_link(tmp_path: Path, make_bundl
     assert html.is_symlink()
     assert 'href="beta/index.html"' in (html / "reports" / "index.html").read_text()
     assert sorted(p.name for p in html.parent.iterdir()) == [".html-a", ".html-state", "html"]  # the plain one is gone
+
+
+def test_the_build_inputs_do_not_depend_on_the_directory_it_was_started_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sys.path[0]` is the working directory under `python -m reportgen` (a repository root holds an egg-info):
+    building from another directory must not count as new inputs (it rebuilt an unchanged site). A distribution
+    installed on the rest of the path still does."""
+    checkout, elsewhere, site_packages = (tmp_path / name for name in ("checkout", "elsewhere", "site-packages"))
+    for directory in (checkout, elsewhere, site_packages):
+        directory.mkdir()
+    (checkout / "reportgen.egg-info").mkdir()
+    rest = list(sys.path[1:])
+    monkeypatch.setattr(sys, "path", [str(checkout), str(site_packages), *rest])
+    from_checkout = site._inputs()
+    monkeypatch.setattr(sys, "path", [str(elsewhere), str(site_packages), *rest])
+    assert site._inputs() == from_checkout
+    (site_packages / "furo-9999.dist-info").mkdir()
+    assert site._inputs() != from_checkout
