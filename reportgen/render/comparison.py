@@ -229,7 +229,7 @@ def since_previous(c: Comparison) -> str:
     device time's change (the compiled median's for comparisons without device figures), and the verdict."""
     if c.comparable and c.regressions:
         first = min(c.regressions, key=lambda m: m.side != "compiled")
-        return f"{first.name} {change_text(first)}, **regressed**"
+        return f"{escape_md(first.name)} {change_text(first)}, **regressed**"  # a name read from the bundle
     device = next(
         (m for m in c.metrics if metric_kind(m) == "device" and m.side == "compiled" and m.unit == "ms"), None
     )

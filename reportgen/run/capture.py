@@ -147,8 +147,9 @@ def time_graphs(
     results = []
     for index, path, _, warm_s in graphs:
         measured = rounds_ms[index]
+        wall_ms = statistics.median(measured)
         print(
-            f"graph {index}: {statistics.median(measured):.3f} ms per call, the median of {rounds} rounds of "
+            f"graph {index}: {wall_ms:.3f} ms per call, the median of {rounds} rounds of "
             f"{times}x{repeat} "
             f"calls ({', '.join(f'{ms:.3f}' for ms in measured)}) after a {warm_s:.1f} s warm-up; "
             f"the first {times}x{repeat} calls: {first_ms[index]:.3f} ms per call",
@@ -160,7 +161,7 @@ def time_graphs(
                 graph=index,
                 wrapper=path,
                 kind=kind,
-                wall_ms_per_call=statistics.median(measured),
+                wall_ms_per_call=wall_ms,
                 rounds_ms=measured,
                 first_wall_ms=first_ms[index],
                 times=times,

@@ -8,7 +8,7 @@ from typing import Literal
 
 from reportgen.bundle import Comparison, CountChange, FigureKind, KernelChange, MetricChange, Side, Verdict
 from reportgen.render.comparison import comparison_page, regression_finding, since_previous, verdict_text
-from reportgen.render.markup import code_span
+from reportgen.render.markup import code_span, escape_md
 
 __all__: list[str] = []
 
@@ -96,6 +96,10 @@ def test_a_count_regression_names_the_count_its_kind_and_the_ops_behind_it() -> 
         "- `aten::mm` (aten op, compiled) 4 → 5 per step",
     ]
     assert since_previous(c) == "kernel launches per step, compiled +23.1 %, **regressed**"  # not the device time
+    evil = "[x](javascript:alert(1)) *y*"  # a metric name is read from the bundle: escaped into MyST
+    renamed = [m.model_copy(update={"name": evil}) if m in c.regressions else m for m in c.metrics]
+    line = since_previous(c.model_copy(update={"metrics": renamed}))
+    assert line == f"{escape_md(evil)} +23.1 %, **regressed**" and "[x](" not in line
 
 
 def test_a_device_regression_names_its_threshold_range_and_kernels() -> None:
