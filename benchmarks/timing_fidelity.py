@@ -87,6 +87,9 @@ _Z_975 = 1.959964
 LOG_TAIL_CHARS = 3000
 """How much of a failed child's output to show."""
 
+PARTNER_WAIT_S = 3600.0
+"""How long a paired window waits for its partner before going alone (a run's own timeout is shorter)."""
+
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
 PIN_VARIABLE = "FIDELITY_PIN_CPU"
@@ -634,7 +637,9 @@ def _group_policy(warm: Run, swapped: bool) -> Turns:
     for g in warm.graphs:
         pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
         pairs.append((("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")))
-    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs)
+    # A -p asks for its windows long before reportgen reaches that graph (its compile comes first, and a round's
+    # runs start together): a partner that ends unseen retires, so waiting as long as a run may take is safe.
+    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs, partner_wait_s=PARTNER_WAIT_S)
     if swapped:
         policy.swap()  # reportgen's measurement first, the fresh -p second
     return policy

@@ -61,7 +61,8 @@ class Turns(Policy):
     profile"), ("seed", "seed 0"))``) is granted back to back once both are waiting, its first member first
     (`swap()` makes the second go first), once: a later window of the same name is first come, first served.
     A retired role's partner goes on alone; every other window is first come, first served. A window whose
-    partner has not come within `partner_wait_s` goes alone.
+    partner has not come within `partner_wait_s` goes alone, and its pair is dropped: nothing waits for the
+    partner then (it may have earlier windows of its own to take first: holding the host for it would deadlock).
     """
 
     def __init__(
@@ -109,9 +110,8 @@ class Turns(Policy):
                 return owed
             if self.owed[0] not in self.retired:
                 return None  # the partner is still to come: nothing else may slip between the two
-        now = time.monotonic()
         for request in waiting:
-            if now - request.asked > self.partner_wait_s:
+            if self._late(request):
                 return request  # its partner is late (stuck or gone unseen): better alone than never
             if request.what in self.alternate and request.role in self.roles:
                 partner = self.roles[1] if request.role == self.roles[0] else self.roles[0]
@@ -131,15 +131,24 @@ class Turns(Policy):
                 return request
         return None
 
+    def _late(self, request: Request) -> bool:
+        return time.monotonic() - request.asked > self.partner_wait_s
+
     def granted(self, request: Request) -> None:
         key = (request.role, request.what)
-        if self.owed is not None and key == self.owed:  # the pair is complete: it is not paired again
-            self.pairs = [pair for pair in self.pairs if key not in pair]
+        completes = self.owed is not None and key == self.owed
         self.owed = None
         if request.what in self.alternate and request.role in self.roles:
             self.next_role = self.roles[1] if request.role == self.roles[0] else self.roles[0]
-        elif (pair := self._pair(request)) is not None and pair[0]:
-            self.owed = pair[1]
+            return
+        pair = self._pair(request)
+        if pair is None:
+            return
+        first, partner = pair
+        if completes or not first or self._late(request) or partner[0] in self.retired:
+            self.pairs = [p for p in self.pairs if key not in p]  # complete, or gone alone: never paired again
+        else:
+            self.owed = partner
 
 
 class Grouped(Policy):

@@ -180,6 +180,27 @@ def test_a_window_whose_partner_is_late_goes_alone() -> None:
     assert policy.choose([rg]) is rg
 
 
+def test_a_pair_member_gone_alone_holds_nothing_and_its_pair_is_dropped() -> None:
+    """Seen on an H200: a `-p`'s graph 1 window waited past `partner_wait_s` while reportgen compiled, went
+    alone, and the group then held the host for reportgen's graph 1 window, which comes after its graph 0
+    window: nothing was granted again."""
+    pairs = [(("seed", "seed 1 timing"), ("reportgen", "graph 1 timing"))]
+    policy = Grouped({"1": Turns(("bare", "reportgen"), pairs=pairs, partner_wait_s=0.5)})
+    seed = _request(Grouped.role("seed", "1"), "seed 1 timing", 1)
+    seed.asked -= 1.0
+    assert policy.choose([seed]) is seed
+    policy.granted(seed)
+    graph0 = _request(Grouped.role("reportgen", "1"), "graph 0 timing", 2)
+    assert policy.choose([graph0]) is graph0  # the group does not wait for graph 1: graph 0 comes first
+    policy.granted(graph0)
+    graph1, other = _request(Grouped.role("reportgen", "1"), "graph 1 timing", 3), _request("matrix", "x", 4)
+    graph1.asked = other.asked - 1
+    assert policy.choose([other, graph1]) is graph1  # the pair is gone: first come, first served
+    policy.granted(graph1)
+    assert policy.choose([other]) is other
+    assert not policy.holding()
+
+
 def test_turns_start_when_both_wait_and_a_retired_partner_frees_the_other() -> None:
     policy = Turns(("bare", "reportgen"))
     rg, bare = _request("reportgen", "steps", 1), _request("bare", "steps", 2)
