@@ -1,0 +1,142 @@
+"""Where a graph's unprofiled wall per call differs between `python wrapper.py -p` and reportgen's graph timing.
+
+    python benchmarks/graph_timing_probe.py BUNDLE_DIR --recipe RECIPE [--variant V] [--reps 4] [--graph 0]
+
+On a bundle of a finished run (its Inductor cache warm, under `<bundle's results>/../cache/<bundle name>` or
+`--cache`), each rep starts one fresh process per way of timing graph `--graph`, in a rotating order:
+
+- `p`: `python <wrapper> -p`, the wall per call it prints (its first `times` x `repeat` calls);
+- `alone`: the wrapper alone, reportgen's harness: first calls, then 3 rounds (`capture.time_graphs`);
+- `both`: every wrapper of the bundle, as reportgen's graph process times them (rounds alternate graphs);
+- `plain`: the wrapper's own `benchmark_compiled_module` called 4 times in a row, nothing else imported.
+
+Prints each process's numbers and, per way, the median over reps: a way that is slower than `p` in every rep
+names what in reportgen's graph timing costs CPU time that `-p` does not pay.
+
+First sitting (H200, torch 2.11, mixnet_l default, forward graph, 3 reps on a slow host whose rounds ranged
+12-22 ms): `p` 13.75, 13.52, 13.27 ms; `plain` 14.45, 14.61, 14.79; `alone` 14.06, 15.16; `both` 14.43, 17.82,
+12.05. `plain`, which imports nothing of reportgen, sat above `p` in 3 of 3: what `-p` times (a fresh
+process's first 100 calls) may be faster than the same process's later calls. Too few reps to decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+WAYS = ("p", "alone", "both", "plain")
+
+
+def _wrappers(bundle: Path) -> list[tuple[int, str]]:
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    files = manifest.get("modules") or []
+    return sorted((f["order"], f["path"]) for f in files if f.get("kind") == "wrapper")
+
+
+def child(way: str, bundle: Path, graph: int) -> None:
+    """In a fresh process: time graph `graph` the way named, print one JSON line."""
+    if way == "plain":
+        import importlib.util
+
+        path = bundle / dict(_wrappers(bundle))[graph]
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        from reportgen.run.inductor import wrapper_benchmark
+
+        bench = wrapper_benchmark(module)
+        print(json.dumps({"way": way, "ms": [bench(10, 10) * 1e3 for _ in range(4)]}), flush=True)
+        return
+    from reportgen.bundle import ModuleFile
+    from reportgen.run import capture, inductor
+
+    chosen = [(o, p) for o, p in _wrappers(bundle) if way == "both" or o == graph]
+    files = [ModuleFile(path=p, kind="wrapper", order=o, size_bytes=0) for o, p in chosen]
+    modules = [inductor.import_kernel_module(bundle / f.path) for f in files]
+    out = Path(os.environ.get("PROBE_OUT", "/tmp/probe-out"))
+    out.mkdir(parents=True, exist_ok=True)
+    timed = capture.time_graphs(modules, files, bundle)
+    for result in timed:
+        if result.graph == graph:
+            print(
+                json.dumps(
+                    {
+                        "way": way,
+                        "ms": result.rounds_ms,
+                        "median": result.wall_ms_per_call,
+                        "first": result.first_wall_ms,
+                    }
+                )
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bundle", type=Path)
+    parser.add_argument("--recipe", type=Path, required=True)
+    parser.add_argument("--variant")
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("--graph", type=int, default=0)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.bundle, args.graph)
+        return
+    from reportgen.formats import parse_seed_output
+    from reportgen.pipeline import select_variant
+    from reportgen.recipe import load_recipe
+    from reportgen.run import child_env
+
+    recipe = load_recipe(args.recipe)
+    chosen = select_variant(recipe, args.variant, args.recipe)
+    recipe = recipe.for_variant(chosen) if chosen is not None else recipe
+    cache = args.cache or args.bundle.parent.parent / "cache" / args.bundle.name
+    env = child_env(recipe, cache)
+    wrapper = args.bundle / dict(_wrappers(args.bundle))[args.graph]
+    seen: dict[str, list[float]] = {way: [] for way in WAYS}
+    for rep in range(args.reps):
+        order = WAYS[rep % len(WAYS) :] + WAYS[: rep % len(WAYS)]
+        for way in order:
+            started = time.perf_counter()
+            if way == "p":
+                command = [sys.executable, str(wrapper), "-p"]
+            else:
+                command = [sys.executable, __file__, str(args.bundle), "--recipe", str(args.recipe), "--child", way]
+                command += ["--graph", str(args.graph)]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+            wall = time.perf_counter() - started
+            if way == "p":
+                profiles = parse_seed_output(done.stdout)
+                value = profiles[-1].wall_ms if profiles else None
+                detail = f"busy {profiles[-1].busy_percent} %" if profiles else done.stdout[-300:] + done.stderr[-500:]
+            else:
+                line = next((x for x in done.stdout.splitlines() if x.startswith('{"way"')), None)
+                parsed = json.loads(line) if line else None
+                value = statistics.median(parsed["ms"]) if parsed and way == "plain" else None
+                if parsed and way != "plain":
+                    value = parsed["median"]
+                detail = parsed["ms"] if parsed else done.stdout[-300:] + done.stderr[-800:]
+            if value is not None:
+                seen[way].append(value)
+            print(f"rep {rep} {way:6s} {value if value is None else round(value, 3)} ms ({wall:.0f} s) {detail}")
+            sys.stdout.flush()
+    for way, values in seen.items():
+        if values:
+            print(
+                f"{way:6s} median {statistics.median(values):.3f} ms over {len(values)}: {[round(v, 2) for v in values]}"
+            )
+
+
+if __name__ == "__main__":
+    main()
