@@ -6,6 +6,9 @@
 # On the lent machines start it as `setsid nohup bash benchmarks/issue27_fidelity.sh > log 2>&1 < /dev/null &`.
 # A lent machine goes back after 30 min held: resnet50's part took 15 min and mixnet_l's 3 + 5 min per round of 3
 # comparisons on an H200, so give each its own machine: ONLY=resnet50 or ONLY=mixnet_l (warm-up included).
+# On a slow host (mixnet_l compiled 69-75 ms a step instead of 36) mixnet_l's warm-up took 4.7 min and a round
+# 9-10 min, and a round's 6 comparisons decided nothing (forward busy -11.5 to +1.7 pp): look at the first
+# round's step times before spending more.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
