@@ -12,7 +12,7 @@ from pathlib import Path
 from reportgen.errors import SiteError, os_failure
 from reportgen.pins import EXTRAS
 from reportgen.site.stamp import BuildStamp, changed_documents, prune_removed
-from reportgen.site.state import Recorded, SiteState, open_state
+from reportgen.site.state import FileIndex, Recorded, SiteState, open_state
 from reportgen.site.trees import listing, other_tree, publish, published_tree, remove_leftovers, sync_tree, tree_dirs
 
 __all__ = [
@@ -122,29 +122,34 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     if recorded is not None and recorded.stamp == stamp:
         return
     tree = other_tree(html_dir, current)
+    own = state.read(tree, quiet=True)  # the tree's own last build: its doctrees' file index spares re-reading
     state.forget(tree)
-    previous = _start_from(state, current, tree, recorded)
+    previous, known = _start_from(state, current, tree, recorded, own.files if own is not None else {})
     changed, documents = changed_documents(previous, stamp)
     jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
     run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs)
     prune_removed(tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources)
-    state.record(tree, stamp)
+    state.record(tree, stamp, known)
     publish(html_dir, tree)
     if current is not None and current != html_dir:
         remove_leftovers(current)
 
 
-def _start_from(state: SiteState, current: Path | None, tree: Path, recorded: Recorded | None) -> BuildStamp | None:
+def _start_from(
+    state: SiteState, current: Path | None, tree: Path, recorded: Recorded | None, known: FileIndex
+) -> tuple[BuildStamp | None, FileIndex]:
     """Bring `tree` and its doctrees up to date with the published tree when that was built as recorded and its
-    doctrees, copied, are those recorded (then return its stamp); else empty both (a clean build: None)."""
+    doctrees, copied, are those recorded (then return its stamp and their file index); else empty both (a clean
+    build: None). `known`: the file index `tree`'s own last build recorded."""
     if current is not None and recorded is not None and state.doctrees(current).is_dir():
         sync_tree(current, tree)
         sync_tree(state.doctrees(current), state.doctrees(tree))
         remove_leftovers(tree)
-        if state.check(tree, recorded):
-            return recorded.stamp
+        files = state.check(tree, recorded, known)
+        if files is not None:
+            return recorded.stamp, files
     state.clear(tree)
-    return None
+    return None, {}
 
 
 def _hidden(relative: str) -> bool:

@@ -22,12 +22,13 @@ import contextlib
 import errno
 import hashlib
 import hmac
+import json
 import logging
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -41,8 +42,10 @@ __all__ = [
     "KEY_BYTES",
     "KEY_FILE",
     "STAMP_MAX_BYTES",
+    "FileIndex",
     "Recorded",
     "SiteState",
+    "digest_files",
     "open_state",
     "state_dir",
     "tree_digest",
@@ -65,13 +68,22 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 """Open without following a link, and without blocking on a FIFO planted where a file should be."""
 
 
+FileIndex = dict[str, tuple[int, int, int, int, str]]
+"""Each file of a tree's doctrees when it was last digested: relative path → (size, mtime_ns, ctime_ns, inode,
+SHA-256 hex). A file whose four stat fields are unchanged since is not read again: writing to a file (or setting
+its times back) moves its ctime, which no call can set. 100 bundles (8,600 doctree files, 2 cores): digesting
+the doctrees took 0.87 s per walk, twice a build, whatever changed."""
+
+
 class _Sealed(BaseModel):
-    """A tree's stamp file: the stamp, the digest of its doctrees, the HMAC over both under the site key."""
+    """A tree's stamp file: the stamp, the digest of its doctrees and their file index, the HMAC over all three
+    under the site key."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     stamp: BuildStamp
     doctrees: str = Field(pattern=r"^[0-9a-f]{64}$")
+    files: FileIndex = Field(default_factory=dict)
     mac: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
@@ -82,10 +94,12 @@ def state_dir(html_dir: Path) -> Path:
 
 @dataclass(frozen=True)
 class Recorded:
-    """What a tree was built from (`stamp`) and the digest of the doctrees that build left (`doctrees`)."""
+    """What a tree was built from (`stamp`), the digest of the doctrees that build left (`doctrees`) and their
+    file index (`files`: what a later digest of the same tree need not read again)."""
 
     stamp: BuildStamp
     doctrees: str
+    files: FileIndex
 
 
 @dataclass(frozen=True)
@@ -104,33 +118,39 @@ class SiteState:
         """Sphinx's doctree directory (`sphinx-build -d`) of `tree`, one of the two HTML trees."""
         return self._folder(tree) / _DOCTREES
 
-    def read(self, tree: Path) -> Recorded | None:
+    def read(self, tree: Path, *, quiet: bool = False) -> Recorded | None:
         """What `tree` was built from, when its stamp is sealed under this site's key; else None (then build
-        from scratch), with one warning when a stamp was there."""
+        from scratch), with one warning when a stamp was there (none when `quiet`)."""
         if tree not in tree_dirs(self.html_dir):
             return None  # a plain HTML directory of an older reportgen: no state of ours
         path = self._folder(tree) / _STAMP_FILE
         data = _read_regular(path, STAMP_MAX_BYTES)
         if data is None:
-            if path.exists() or path.is_symlink():
+            if (path.exists() or path.is_symlink()) and not quiet:
                 logger.warning("%s: not a build stamp of this site; building the HTML from scratch", path)
             return None
         try:
             sealed = _Sealed.model_validate_json(data)
         except ValidationError:
-            logger.warning("%s: not a build stamp of this site; building the HTML from scratch", path)
+            if not quiet:
+                logger.warning("%s: not a build stamp of this site; building the HTML from scratch", path)
             return None
-        if not hmac.compare_digest(sealed.mac, self._mac(tree, sealed.stamp, sealed.doctrees)):
-            logger.warning("%s: not sealed by this site's key; building the HTML from scratch", path)
+        if not hmac.compare_digest(sealed.mac, self._mac(tree, sealed.stamp, sealed.doctrees, sealed.files)):
+            if not quiet:
+                logger.warning("%s: not sealed by this site's key; building the HTML from scratch", path)
             return None
-        return Recorded(stamp=sealed.stamp, doctrees=sealed.doctrees)
+        return Recorded(stamp=sealed.stamp, doctrees=sealed.doctrees, files=dict(sealed.files))
 
-    def check(self, tree: Path, recorded: Recorded) -> bool:
-        """Whether the doctrees of `tree` are, file for file, those `recorded` (else one warning)."""
-        if hmac.compare_digest(recorded.doctrees, tree_digest(self.doctrees(tree)) or ""):
-            return True
+    def check(
+        self, tree: Path, recorded: Recorded, known: Mapping[str, tuple[int, int, int, int, str]]
+    ) -> FileIndex | None:
+        """The file index of `tree`'s doctrees when they are, file for file, those `recorded`; else None, with
+        one warning. `known`: the tree's own file index from its last build (its unchanged files are not read)."""
+        found = digest_files(self.doctrees(tree), known)
+        if found is not None and hmac.compare_digest(recorded.doctrees, found[0]):
+            return found[1]
         logger.warning("%s: differs from what the last build left; building the HTML from scratch", self.doctrees(tree))
-        return False
+        return None
 
     def forget(self, tree: Path) -> None:
         """Drop the stamp of `tree` before building into it (a build killed part-way leaves no stamp)."""
@@ -144,12 +164,15 @@ class SiteState:
             _remove(path)
             path.mkdir(parents=True)
 
-    def record(self, tree: Path, stamp: BuildStamp) -> None:
-        """Seal `stamp` and the doctrees of `tree` as they are now (the last step before `tree` is published)."""
-        doctrees = tree_digest(self.doctrees(tree))
-        if doctrees is None:
+    def record(self, tree: Path, stamp: BuildStamp, known: Mapping[str, tuple[int, int, int, int, str]]) -> None:
+        """Seal `stamp` and the doctrees of `tree` as they are now (the last step before `tree` is published).
+
+        `known`: the doctrees' file index from before Sphinx ran (the files Sphinx left alone are not read)."""
+        found = digest_files(self.doctrees(tree), known)
+        if found is None:
             return  # Sphinx left something that is not a file: no stamp, the next build is a clean one
-        sealed = _Sealed(stamp=stamp, doctrees=doctrees, mac=self._mac(tree, stamp, doctrees))
+        doctrees, files = found
+        sealed = _Sealed(stamp=stamp, doctrees=doctrees, files=files, mac=self._mac(tree, stamp, doctrees, files))
         path = self._folder(tree) / _STAMP_FILE
         temporary = path.with_name(f".{path.name}-{secrets.token_hex(4)}")
         temporary.write_text(sealed.model_dump_json(), encoding="utf-8")
@@ -158,9 +181,11 @@ class SiteState:
     def _folder(self, tree: Path) -> Path:
         return self.root / tree.name.lstrip(".")
 
-    def _mac(self, tree: Path, stamp: BuildStamp, doctrees: str) -> str:
-        message = b"\0".join([tree.name.encode(), doctrees.encode(), stamp.model_dump_json().encode()])
-        return hmac.new(self.key, message, hashlib.sha256).hexdigest()
+    def _mac(self, tree: Path, stamp: BuildStamp, doctrees: str, files: FileIndex) -> str:
+        parts = [tree.name.encode(), doctrees.encode(), stamp.model_dump_json().encode()]
+        if files:  # (a stamp of an older reportgen has none: its seal still holds)
+            parts.append(json.dumps(files, sort_keys=True, separators=(",", ":")).encode())
+        return hmac.new(self.key, b"\0".join(parts), hashlib.sha256).hexdigest()
 
 
 def open_state(html_dir: Path) -> SiteState:
@@ -177,35 +202,51 @@ def open_state(html_dir: Path) -> SiteState:
 def tree_digest(directory: Path) -> str | None:
     """SHA-256 over the relative path and bytes of every file under `directory`, walked without following
     links; None when `directory` is missing or not a directory, or holds anything but files and directories."""
+    found = digest_files(directory, {})
+    return None if found is None else found[0]
+
+
+def digest_files(directory: Path, known: Mapping[str, tuple[int, int, int, int, str]]) -> tuple[str, FileIndex] | None:
+    """`tree_digest(directory)` and the file index it was made from, reading only the files whose size,
+    mtime, ctime or inode differ from their entry in `known` (`FileIndex`)."""
     digest = hashlib.sha256()
+    files: FileIndex = {}
     try:
         if not stat.S_ISDIR(os.lstat(directory).st_mode):
             return None
-        for relative, path in _walk(directory, ""):
-            if path is None:
+        for relative, entry in _walk(directory, ""):
+            if entry is None:
                 digest.update(b"D\0" + os.fsencode(relative) + b"\0")
                 continue
-            digest.update(b"F\0" + os.fsencode(relative) + b"\0" + _file_digest(path) + b"\0")
-    except (OSError, _NotAFileError):
+            status = entry.stat(follow_symlinks=False)
+            fields = (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+            cached = known.get(relative)
+            if cached is not None and tuple(cached[:4]) == fields:
+                file_digest = bytes.fromhex(cached[4])
+            else:
+                file_digest = _file_digest(Path(entry.path))
+            files[relative] = (*fields, file_digest.hex())
+            digest.update(b"F\0" + os.fsencode(relative) + b"\0" + file_digest + b"\0")
+    except (OSError, ValueError, _NotAFileError):
         return None
-    return digest.hexdigest()
+    return digest.hexdigest(), files
 
 
 class _NotAFileError(Exception):
     """A link, FIFO, socket or device where only files and directories belong."""
 
 
-def _walk(directory: Path, prefix: str) -> Iterator[tuple[str, Path | None]]:
-    """(relative path, the file or None for a directory) of everything under `directory`, sorted by name."""
+def _walk(directory: Path | str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str] | None]]:
+    """(relative path, the file's entry or None for a directory) of everything under `directory`, sorted."""
     with os.scandir(directory) as scan:
         entries = sorted(scan, key=lambda entry: entry.name)
     for entry in entries:
         relative = f"{prefix}{entry.name}"
         if entry.is_dir(follow_symlinks=False):
             yield relative, None
-            yield from _walk(Path(entry.path), f"{relative}/")
+            yield from _walk(entry.path, f"{relative}/")
         elif entry.is_file(follow_symlinks=False):
-            yield relative, Path(entry.path)
+            yield relative, entry
         else:
             raise _NotAFileError(entry.path)
 

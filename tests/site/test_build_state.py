@@ -140,6 +140,38 @@ def test_a_plant_that_looks_unchanged_to_the_sync_does_not_run(tmp_path: Path, m
     _assert_rebuilt(html, results, tmp_path / "clean", marker)
 
 
+def test_a_plant_that_keeps_every_stat_of_the_file_index_but_its_ctime_does_not_run(
+    tmp_path: Path, make_bundle: MakeBundle
+) -> None:
+    """After two builds each tree has a sealed file index. A doctree of the tree about to be built, overwritten
+    in place with its size and times kept: the sync keeps it (size, mtime), the index would too (size, mtime,
+    inode); the ctime the write moved does not."""
+    results, source, html = _two_bundles(tmp_path, make_bundle)
+    make_bundle(results, "beta", title="beta middle")
+    build_site(results, source)
+    marker = tmp_path / "marker"
+    other = next(html.parent / t for t in _TREES if (html.parent / t).resolve() != html.resolve())
+    doctree = html.parent / _STATE / other.name.lstrip(".") / "doctrees" / "reports" / "alpha" / "index.doctree"
+    status = doctree.stat()
+    payload = _payload(marker, status.st_size)
+    assert len(payload) == status.st_size
+    with doctree.open("r+b") as handle:
+        handle.write(payload)
+    os.utime(doctree, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert (doctree.stat().st_size, doctree.stat().st_mtime_ns, doctree.stat().st_ino) == (
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ino,
+    )
+    (html / "reports" / "alpha" / "index.html").unlink()  # Sphinx writes alpha's page again: reads its doctree
+    make_bundle(results, "beta", title="beta after")
+    try:
+        build_site(results, source)
+    finally:
+        assert not marker.exists(), "a planted pickle ran"
+    _assert_rebuilt(html, results, tmp_path / "clean", marker)
+
+
 def test_a_forged_stamp_deletes_nothing_outside_the_tree(tmp_path: Path, make_bundle: MakeBundle) -> None:
     """A stamp naming a removed source `../../../victim.md` would have the build delete `victim.html` beside the
     site; a stamp not sealed by the site is not read (a clean build)."""

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from reportgen.pipeline import build as build_site
 from reportgen.site import state as site_state
 from reportgen.site.stamp import BuildStamp
-from reportgen.site.state import KEY_BYTES, KEY_FILE, open_state, state_dir, tree_digest
+from reportgen.site.state import KEY_BYTES, KEY_FILE, digest_files, open_state, state_dir, tree_digest
 
 __all__: list[str] = []
 
@@ -126,6 +126,32 @@ def test_a_stamp_has_no_other_fields_and_a_bounded_inputs() -> None:
     assert BuildStamp.model_validate_json('{"inputs": "x", "sources": {"a/b.md": [1, 2]}}').sources == {
         "a/b.md": (1, 2)
     }
+
+
+def test_a_file_index_spares_reading_unchanged_files_and_misses_no_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "doctrees"
+    (root / "reports").mkdir(parents=True)
+    for name in ("environment.pickle", "reports/a.doctree", "reports/b.doctree"):
+        (root / name).write_bytes(name.encode())
+    found = digest_files(root, {})
+    assert found is not None and found[0] == tree_digest(root)
+    read: list[str] = []
+    real = site_state._file_digest
+    monkeypatch.setattr(site_state, "_file_digest", lambda path: read.append(path.name) or real(path))
+    again = digest_files(root, found[1])
+    assert again == found and read == []  # nothing changed: nothing read
+    target = root / "reports" / "a.doctree"
+    before = target.stat()
+    target.write_bytes(b"reports/a.doctreX")  # same size, then the times set back: only ctime tells
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    tampered = digest_files(root, found[1])
+    assert read == ["a.doctree"]
+    assert tampered is not None and tampered[0] == tree_digest(root) != found[0]
+    read.clear()
+    other = {k: (v[0], v[1], v[2], v[3] + 1, v[4]) for k, v in tampered[1].items()}  # another file's inode
+    assert digest_files(root, other) == tampered and len(read) == 3  # an entry counts only when all four match
 
 
 def test_tree_digest_sees_every_change_and_refuses_what_is_not_a_file(tmp_path: Path) -> None:
