@@ -9,7 +9,8 @@ a tree was built with go with it) with that tree's build stamp (`html-a/stamp.js
 A file planted there anyway is harmless: after each build reportgen records the tree's stamp and a digest of
 every file of its doctrees (`*.doctree`, `environment.pickle`, anything else), sealed with an HMAC-SHA256
 under the site's key (`key`, `KEY_BYTES` random bytes, 0600, made on the first build). Before Sphinx reads a
-tree's doctrees, the seal and the digest are checked. No stamp (a first build, a site of an older reportgen)
+tree's doctrees, the seal and the digest are checked (a file whose size, mtime, ctime and inode are those the
+seal records is not read again: `FileIndex`). No stamp (a first build, a site of an older reportgen)
 makes a clean build: the tree and its doctrees are emptied first; so, with one warning, does a stamp that is
 not a regular file, larger than `STAMP_MAX_BYTES`, malformed or not sealed under this key, or doctrees that
 differ in any way from those recorded (a file added, changed or removed, a link, a FIFO). The key itself is
