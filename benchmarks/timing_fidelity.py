@@ -2,6 +2,7 @@
 
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
+        [--max-host-probe-ms MS]
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
 so one sitting's single pair proves nothing, and neither process may measure while another works:
@@ -628,6 +629,7 @@ class Plan:
     pin_cpu: int | None = None
     groups: int = 1
     steps: int | None = None
+    max_host_probe_ms: float | None = None
 
 
 def _group_policy(warm: Run, swapped: bool) -> Turns:
@@ -795,9 +797,20 @@ def compare(plan: Plan) -> Sitting:
     sitting.bundle = warm_dir.name
     sitting.warmup = {"path": warm.path, "wall_s": warm_s, "compile_s": warm.compile_s}
     sitting.warmup["inductor_cache"] = warm.inductor_cache
-    print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache})", flush=True)
+    probe = statistics.median(warm.host_probe_ms) if warm.host_probe_ms else None
+    sitting.warmup["host_probe_ms"] = probe
+    shown = "no host probe" if probe is None else f"host probe {probe:.2f} ms"
+    print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache}, {shown})", flush=True)
     if plan.rounds == 0:
         return sitting
+    made_here = warm_s > 0  # (one made by `--warm-up-only` may have run beside another warm-up: not alone)
+    if made_here and plan.max_host_probe_ms is not None and probe is not None and probe > plan.max_host_probe_ms:
+        raise SystemExit(
+            f"this host is too slow for a sitting: the warm-up's host probe read {probe:.2f} ms, over "
+            f"--max-host-probe-ms {plan.max_host_probe_ms:g}; nothing more was run. (On the lent H200s: 0.78-0.97 "
+            "ms on a normal host; 1.74-1.88 ms on one where mixnet_l's steps took twice as long and 6 comparisons "
+            "decided no figure.)"
+        )
     env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
     for _ in range(plan.rounds):
         _round(plan, sitting, warm, env)
@@ -826,6 +839,9 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=1, help="comparisons started together in a round (default 1)")
     parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
     parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
+    parser.add_argument(
+        "--max-host-probe-ms", type=float, help="stop after the warm-up when its host probe reads more (a slow host)"
+    )
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
@@ -880,6 +896,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         pin_cpu=args.pin_cpu,
         groups=args.groups,
         steps=args.steps,
+        max_host_probe_ms=args.max_host_probe_ms,
     )
     if args.warm_up_only:
         plan.rounds = 0
