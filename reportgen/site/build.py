@@ -11,6 +11,7 @@ from pathlib import Path
 
 from reportgen.errors import SiteError, os_failure
 from reportgen.pins import EXTRAS
+from reportgen.site.sphinx_runner import OUTPUTS_FILE
 from reportgen.site.stamp import BuildStamp, changed_documents, prune_removed
 from reportgen.site.state import FileIndex, Recorded, SiteState, open_state
 from reportgen.site.trees import listing, other_tree, publish, published_tree, remove_leftovers, sync_tree, tree_dirs
@@ -81,7 +82,19 @@ def run_sphinx(source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str = 
 
 
 def _sphinx_command(jobs: str) -> list[str]:
-    return [sys.executable, "-m", "sphinx", "--no-color", "-W", "--keep-going", "-n", "-j", jobs, "-b", "html"]
+    return [
+        sys.executable,
+        "-m",
+        "reportgen.site.sphinx_runner",
+        "--no-color",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-j",
+        jobs,
+        "-b",
+        "html",
+    ]
 
 
 def merged_results(source_dir: Path) -> Path:
@@ -127,6 +140,7 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     previous, known = _start_from(state, current, tree, recorded, own.files if own is not None else {})
     changed, documents = changed_documents(previous, stamp)
     jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
+    (state.doctrees(tree) / OUTPUTS_FILE).unlink(missing_ok=True)  # only this run's record counts
     run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs)
     prune_removed(tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources)
     state.record(tree, stamp, known)

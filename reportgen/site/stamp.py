@@ -13,8 +13,9 @@ import pickle
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
+from reportgen.site.sphinx_runner import OUTPUTS_FILE
 from reportgen.site.trees import Listing, listing
 
 __all__ = ["INPUTS_MAX_CHARS", "BuildStamp", "changed_documents", "prune_removed"]
@@ -64,10 +65,25 @@ def changed_documents(previous: BuildStamp | None, stamp: BuildStamp) -> tuple[i
     return len(changed), len(docs)
 
 
+class _Outputs(BaseModel):
+    """`sphinx_runner.OUTPUTS_FILE`: what the pages of the build that just ended use."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    images: list[str]
+    downloads: list[str]
+
+
 def _env_outputs(doctrees: Path) -> tuple[set[str], set[str]] | None:
-    """The images (`_images/...`) and downloads (`_downloads/...`) the pages use, from the environment Sphinx
-    has just written into `doctrees` (in this build, after the state it started from was checked: see
-    `site.state`); None when it cannot be read (then nothing is pruned there)."""
+    """The images (`_images/...`) and downloads (`_downloads/...`) the pages use, as the Sphinx run that has just
+    ended recorded them (`sphinx_runner`), else from the environment it wrote into `doctrees` (in this build,
+    after the state it started from was checked: see `site.state`); None when neither can be read (then nothing
+    is pruned there)."""
+    try:
+        recorded = _Outputs.model_validate_json((doctrees / OUTPUTS_FILE).read_bytes())
+        return set(recorded.images), set(recorded.downloads)
+    except (OSError, ValidationError):
+        pass
     try:
         with (doctrees / _ENV_PICKLE).open("rb") as handle:
             env: Any = pickle.load(handle)

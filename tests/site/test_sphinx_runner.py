@@ -1,0 +1,59 @@
+"""Tests of reportgen.site.sphinx_runner: sphinx-build that records the images and downloads its pages use."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from reportgen.pipeline import build as build_site
+from reportgen.site import stamp
+from reportgen.site.sphinx_runner import OUTPUTS_FILE
+from reportgen.site.state import state_dir
+
+__all__: list[str] = []
+
+MakeBundle = Callable[..., Path]
+GPU_BUNDLE = Path(__file__).resolve().parents[1] / "data" / "bundles" / "fused_add_mul"
+_USED = re.compile(r'(?:src|href)="(?:\.\./)*(_images/[^"#?]+|_downloads/[^"#?]+)"')
+
+
+def _referenced(html: Path) -> tuple[set[str], set[str]]:
+    """The images and downloads the published pages link to, read from their HTML."""
+    found: set[str] = set()
+    for page in html.resolve().rglob("*.html"):
+        found.update(_USED.findall(page.read_text(encoding="utf-8")))
+    return {f for f in found if f.startswith("_images/")}, {f for f in found if f.startswith("_downloads/")}
+
+
+def test_the_build_records_what_its_pages_use_and_prunes_by_it(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    results = tmp_path / "results"
+    make_bundle(results, "alpha")
+    shutil.copytree(GPU_BUNDLE, results / "h200-fused_add_mul")
+    html = build_site(results, tmp_path / "site")
+    doctrees = state_dir(html) / html.resolve().name.lstrip(".") / "doctrees"
+    recorded = json.loads((doctrees / OUTPUTS_FILE).read_text(encoding="utf-8"))
+    images, downloads = _referenced(html)
+    assert images and downloads
+    assert (set(recorded["images"]), set(recorded["downloads"])) == (images, downloads)
+    shutil.rmtree(results / "h200-fused_add_mul")
+    html = build_site(results, tmp_path / "site")
+    tree = html.resolve()
+    present = {p.relative_to(tree).as_posix() for d in ("_images", "_downloads") for p in (tree / d).rglob("*")}
+    images, downloads = _referenced(html)
+    assert {p for p in present if (tree / p).is_file()} == images | downloads  # the removed bundle's are gone
+
+
+def test_without_the_record_the_environment_is_read(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A Sphinx whose `build.Sphinx` moved writes no record: pruning falls back to Sphinx's environment."""
+    html = build_site(make_bundle(tmp_path / "results", "alpha").parent, tmp_path / "site")
+    doctrees = state_dir(html) / html.resolve().name.lstrip(".") / "doctrees"
+    from_record = stamp._env_outputs(doctrees)
+    (doctrees / OUTPUTS_FILE).unlink()
+    from_environment = stamp._env_outputs(doctrees)
+    assert from_record is not None and from_record[0]
+    assert from_environment == from_record
+    (doctrees / OUTPUTS_FILE).write_text('{"images": "not a list", "downloads": []}', encoding="utf-8")
+    assert stamp._env_outputs(doctrees) == from_record  # a malformed record is not trusted either
