@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from reportgen.pipeline import build as build_site
 from reportgen.site import stamp
-from reportgen.site.sphinx_runner import OUTPUTS_FILE
+from reportgen.site.sphinx_runner import OUTPUTS_FILE, install_hooks, quick_copyfile
 from reportgen.site.state import state_dir
 
 __all__: list[str] = []
@@ -57,3 +60,40 @@ def test_without_the_record_the_environment_is_read(tmp_path: Path, make_bundle:
     assert from_environment == from_record
     (doctrees / OUTPUTS_FILE).write_text('{"images": "not a list", "downloads": []}', encoding="utf-8")
     assert stamp._env_outputs(doctrees) == from_record  # a malformed record is not trusted either
+
+
+def test_a_copy_with_its_sources_size_and_mtime_is_not_read_again(tmp_path: Path) -> None:
+    copied: list[str] = []
+
+    def copy(source: Path, dest: Path, **kwargs: object) -> None:
+        copied.append(Path(dest).name)
+        Path(dest).unlink(missing_ok=True)
+        shutil.copy2(source, dest)
+
+    quick = quick_copyfile(copy)
+    source, dest = tmp_path / "trace.json.gz", tmp_path / "copy.json.gz"
+    source.write_bytes(b"new trace")
+    quick(source, dest, force=True)  # no copy yet
+    assert copied == ["copy.json.gz"] and dest.read_bytes() == b"new trace"
+    quick(source, dest, force=True)  # same size and mtime: kept, not read
+    assert copied == ["copy.json.gz"]
+    source.write_bytes(b"old trace")  # same size, a new mtime: copied
+    os.utime(source, ns=(source.stat().st_atime_ns, dest.stat().st_mtime_ns + 1))
+    quick(source, dest, force=True)
+    assert copied == ["copy.json.gz"] * 2 and dest.read_bytes() == b"old trace"
+    dest.unlink()
+    dest.symlink_to(source)  # a link where the copy belongs is never taken for the copy
+    quick(source, dest, force=True)
+    assert copied == ["copy.json.gz"] * 3
+
+
+def test_the_runner_hooks_the_names_this_sphinx_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sphinx.builders.html as html
+    import sphinx.cmd.build as build
+
+    monkeypatch.setattr(build, "Sphinx", build.Sphinx)  # restored after the test
+    monkeypatch.setattr(html, "copyfile", html.copyfile)
+    assert install_hooks() == ["sphinx.cmd.build.Sphinx", "sphinx.builders.html.copyfile"]
+    monkeypatch.delattr(build, "Sphinx")
+    monkeypatch.delattr(html, "copyfile")
+    assert install_hooks() == []  # a Sphinx that moved them: the build runs as Sphinx alone would
