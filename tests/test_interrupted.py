@@ -194,7 +194,7 @@ def test_a_build_killed_in_sphinx_keeps_the_previous_html(built_site: Path) -> N
 
 
 def _sphinx_running(leader: int) -> bool:
-    return any(b"\0-m\0sphinx\0" in cmdline for _, cmdline in _group_cmdlines(leader))
+    return any(b"\0-m\0reportgen.site.sphinx_runner\0" in cmdline for _, cmdline in _group_cmdlines(leader))
 
 
 def _group_cmdlines(leader: int) -> list[tuple[int, bytes]]:
