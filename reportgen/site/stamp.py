@@ -16,13 +16,15 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
 from reportgen.site.sphinx_runner import OUTPUTS_FILE
-from reportgen.site.trees import Listing, listing
+from reportgen.site.trees import Listing, listing, read_regular
 
 __all__ = ["INPUTS_MAX_CHARS", "BuildStamp", "changed_documents", "prune_removed"]
 
 INPUTS_MAX_CHARS = 128
 """The longest `inputs` a stamp may hold: it is a SHA-256 hex digest (64 characters)."""
 _ENV_PICKLE = "environment.pickle"
+_OUTPUTS_MAX_BYTES = 256 * 1024 * 1024
+"""The largest record of the pages' images and downloads read (~100 bytes a file)."""
 _SEARCH_INDEX = "searchindex.js"
 _SOURCE_SUFFIXES = (".md", ".rst", ".ipynb")
 
@@ -79,11 +81,13 @@ def _env_outputs(doctrees: Path) -> tuple[set[str], set[str]] | None:
     ended recorded them (`sphinx_runner`), else from the environment it wrote into `doctrees` (in this build,
     after the state it started from was checked: see `site.state`); None when neither can be read (then nothing
     is pruned there)."""
+    data = read_regular(doctrees / OUTPUTS_FILE, _OUTPUTS_MAX_BYTES)
     try:
-        recorded = _Outputs.model_validate_json((doctrees / OUTPUTS_FILE).read_bytes())
+        recorded = _Outputs.model_validate_json(data) if data is not None else None
+    except ValidationError:
+        recorded = None
+    if recorded is not None:
         return set(recorded.images), set(recorded.downloads)
-    except (OSError, ValidationError):
-        pass
     try:
         with (doctrees / _ENV_PICKLE).open("rb") as handle:
             env: Any = pickle.load(handle)

@@ -32,12 +32,11 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reportgen.site.stamp import BuildStamp
-from reportgen.site.trees import tree_dirs
+from reportgen.site.trees import open_regular, read_regular, tree_dirs
 
 __all__ = [
     "KEY_BYTES",
@@ -65,8 +64,6 @@ _DOCTREES = "doctrees"
 _DIR_MODE = 0o700
 _KEY_MODE = 0o600
 _CHUNK = 1 << 20
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
-"""Open without following a link, and without blocking on a FIFO planted where a file should be."""
 
 
 FileIndex = dict[str, tuple[int, int, int, int, str]]
@@ -125,7 +122,7 @@ class SiteState:
         if tree not in tree_dirs(self.html_dir):
             return None  # a plain HTML directory of an older reportgen: no state of ours
         path = self._folder(tree) / _STAMP_FILE
-        data = _read_regular(path, STAMP_MAX_BYTES)
+        data = read_regular(path, STAMP_MAX_BYTES)
         if data is None:
             if (path.exists() or path.is_symlink()) and not quiet:
                 logger.warning("%s: not a build stamp of this site; building the HTML from scratch", path)
@@ -252,17 +249,8 @@ def _walk(directory: Path | str, prefix: str) -> Iterator[tuple[str, os.DirEntry
             raise _NotAFileError(entry.path)
 
 
-def _open_regular(path: Path) -> BinaryIO | None:
-    """`path` open for reading when it is a regular file (not a link, a FIFO, a directory), else None."""
-    descriptor = os.open(path, _READ_FLAGS)
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        return None
-    return os.fdopen(descriptor, "rb")
-
-
 def _file_digest(path: Path) -> bytes:
-    handle = _open_regular(path)
+    handle = open_regular(path)
     if handle is None:
         raise _NotAFileError(str(path))
     digest = hashlib.sha256()
@@ -272,23 +260,10 @@ def _file_digest(path: Path) -> bytes:
     return digest.digest()
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """The bytes of `path` when it is a regular file (not a link) of at most `limit` bytes, else None."""
-    try:
-        handle = _open_regular(path)
-    except OSError:
-        return None
-    if handle is None:
-        return None
-    with handle:
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
-
-
 def _site_key(path: Path) -> bytes:
     """The key at `path`, or a new one written there when that is not a private file of this user's."""
     try:
-        handle = _open_regular(path)
+        handle = open_regular(path)
     except FileNotFoundError:
         return _new_key(path)
     except OSError as exc:

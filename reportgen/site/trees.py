@@ -17,6 +17,7 @@ import secrets
 import shutil
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from reportgen.bundle import recover_dir, set_aside
 
@@ -24,9 +25,11 @@ __all__ = [
     "LEFTOVERS",
     "Listing",
     "listing",
+    "open_regular",
     "other_tree",
     "publish",
     "published_tree",
+    "read_regular",
     "remove_leftovers",
     "sync_tree",
     "tree_dirs",
@@ -39,6 +42,8 @@ LEFTOVERS = (".doctrees", ".reportgen-build.json")
 """What older builds kept inside a tree: Sphinx's doctrees (pickles) and reportgen's stamp."""
 _TREES = ("a", "b")
 _LINK = "link"
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+"""Open without following a link, and without blocking on a FIFO planted where a file should be."""
 
 
 def tree_dirs(html_dir: Path) -> list[Path]:
@@ -109,6 +114,28 @@ def sync_tree(source: Path, dest: Path) -> None:
     for relative in reversed(directories):  # children before their parents
         with contextlib.suppress(OSError):  # not empty (or gone): kept
             (dest / relative).rmdir()
+
+
+def open_regular(path: Path) -> BinaryIO | None:
+    """`path` open for reading when it is a regular file (not a link, a FIFO, a directory), else None."""
+    descriptor = os.open(path, _READ_FLAGS)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return None
+    return os.fdopen(descriptor, "rb")
+
+
+def read_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of `path` when it is a regular file (not a link) of at most `limit` bytes, else None."""
+    try:
+        handle = open_regular(path)
+    except OSError:
+        return None
+    if handle is None:
+        return None
+    with handle:
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 def remove_leftovers(tree: Path) -> None:
