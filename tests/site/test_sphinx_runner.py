@@ -97,3 +97,17 @@ def test_the_runner_hooks_the_names_this_sphinx_has(monkeypatch: pytest.MonkeyPa
     monkeypatch.delattr(build, "Sphinx")
     monkeypatch.delattr(html, "copyfile")
     assert install_hooks() == []  # a Sphinx that moved them: the build runs as Sphinx alone would
+
+
+def test_a_record_that_is_a_link_or_a_fifo_is_not_read(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    html = build_site(make_bundle(tmp_path / "results", "alpha").parent, tmp_path / "site")
+    doctrees = state_dir(html) / html.resolve().name.lstrip(".") / "doctrees"
+    expected = stamp._env_outputs(doctrees)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"images": [], "downloads": []}', encoding="utf-8")
+    (doctrees / OUTPUTS_FILE).unlink()
+    (doctrees / OUTPUTS_FILE).symlink_to(elsewhere)
+    assert stamp._env_outputs(doctrees) == expected  # the environment, not the link's target
+    (doctrees / OUTPUTS_FILE).unlink()
+    os.mkfifo(doctrees / OUTPUTS_FILE)
+    assert stamp._env_outputs(doctrees) == expected  # no wait on a FIFO
