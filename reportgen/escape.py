@@ -15,6 +15,7 @@ MyST from Markdown (pages)    `myst_markdown`        a recipe's description: par
 MyST role text (`{doc}`)      `myst_role_text`       one line without the characters that end a role
 HTML attribute                `html_attribute`       one line, `&<>"'` as entities
 URL path segment / docname    `path_segment`         a safe name kept as is, anything else encoded
+link to another run's page    `page_url`             docname of `path_segment`s as a `reportgen-page:` URL
 Markdown (pull requests,      `markdown_text`,       one line; every ASCII punctuation backslash-escaped
 notebooks)                    `markdown_code`        (text) or a code span, `|` escaped in tables (code)
 terminal                      `terminal_text`        controls shown, ESC and bidi overrides never raw
@@ -38,6 +39,7 @@ __all__ = [
     "CONTROLS",
     "FILE_SUFFIXES",
     "MAX_SEGMENT",
+    "PAGE_SCHEME",
     "RESERVED_STEMS",
     "chart_text",
     "html_attribute",
@@ -49,6 +51,7 @@ __all__ = [
     "myst_role_text",
     "myst_text",
     "one_line",
+    "page_url",
     "path_segment",
     "safe_segment",
     "terminal_text",
@@ -95,6 +98,12 @@ FILE_SUFFIXES = frozenset(
     {"md", "rst", "txt", "ipynb", "html", "htm", "inv", "js", "css", "png", "svg", "json", "pickle", "doctree"}
 )
 """Suffixes of files Sphinx reads or a site holds: a directory named like one would be taken for it."""
+PAGE_SCHEME = "reportgen-page"
+"""The URL scheme of links from one run's pages to another's (or from the index to a run's): a MyST link
+`[text](<reportgen-page:../run/index>)` is a URL, not a Sphinx cross-reference, so each run's pages build without
+the others (`reportgen.site` maps the scheme to `../run/index.html`)."""
+
+_DOCNAME_PART = re.compile(r"\.\.|[A-Za-z0-9][A-Za-z0-9._~-]*")
 _SLUG_WORD = re.compile(r"[a-z0-9]+")
 _SLUG_CHARS = 40
 _DIGEST_CHARS = 12
@@ -303,3 +312,14 @@ def terminal_text(text: str, single_line: bool = False) -> str:
 def chart_text(text: str) -> str:
     """`text` as a matplotlib label: one line, `$` escaped so that it is never parsed as mathtext."""
     return one_line(text).replace("$", r"\$")
+
+
+def page_url(docname: str) -> str:
+    """The link target (with its angle brackets) of the page `docname`, relative and without suffix, its segments
+    `..` or names made of `path_segment`s (and the `~` of a kept run's page): a `PAGE_SCHEME` URL.
+
+    :raises ValueError: on another segment (a name not made safe first)
+    """
+    if not all(_DOCNAME_PART.fullmatch(part) for part in docname.split("/")):
+        raise ValueError(f"not a docname of safe segments: {docname!r}")
+    return f"<{PAGE_SCHEME}:{docname}>"

@@ -17,6 +17,7 @@ from reportgen.escape import (
     myst_literal,
     myst_markdown,
     myst_text,
+    page_url,
     path_segment,
     safe_segment,
     terminal_text,
@@ -123,3 +124,11 @@ def test_a_description_keeps_its_markdown_and_nothing_runs() -> None:
         "1. second",
     ]
     assert myst_markdown("a\x1b[31m\u202eb") == "a\\\\x1b\\[31m\\\\u202eb"
+
+
+def test_a_page_url_is_made_of_safe_segments_only() -> None:
+    assert page_url("../mix~20261101T100000-00000001/index") == "<reportgen-page:../mix~20261101T100000-00000001/index>"
+    assert page_url("reports/a-ok/compare") == "<reportgen-page:reports/a-ok/compare>"
+    for bad in ("../a b/index", "a/<x>/index", "/abs/index", ".hidden/index", "a//index", "a/index>)[x](y"):
+        with pytest.raises(ValueError, match="safe segments"):
+            page_url(bad)

@@ -9,7 +9,17 @@ from dataclasses import dataclass
 
 from reportgen.bundle import Analysis, Bundle, Comparison, RunStatus, format_ms
 from reportgen.render.comparison import COMPARE_PAGE, since_previous
-from reportgen.render.markup import HISTORY_PAGE, MISSING, code_span, escape_md, figure, list_table, page_name, plural
+from reportgen.render.markup import (
+    HISTORY_PAGE,
+    MISSING,
+    code_span,
+    escape_md,
+    figure,
+    list_table,
+    page_link,
+    page_name,
+    plural,
+)
 from reportgen.render.pages import report_title
 from reportgen.render.timing_text import speedup_text
 
@@ -96,7 +106,7 @@ def index_entry(
     ok = manifest.status is RunStatus.ok
     page = page_name(bundle.name)
     row = (
-        f"[{escape_md(report_title(manifest))}](<{page}/index.md>)",
+        page_link(escape_md(report_title(manifest)), f"{page}/index"),
         code_span(manifest.recipe.model.ref, break_after=":"),
         escape_md(env.device_name) if env else manifest.recipe.device,
         escape_md(torch) if torch else MISSING,
@@ -105,10 +115,10 @@ def index_entry(
         _busy(bundle.analysis),
         f"{metrics.compile_time_s:.1f} s" if metrics.compile_time_s is not None else MISSING,
         status if ok else f"**{status}**",
-        f"[![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)](<{page}/{HISTORY_PAGE}.md>)"
+        page_link(f"![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)", f"{page}/{HISTORY_PAGE}")
         if sparkline
         else MISSING,
-        f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if comparison else MISSING,
+        page_link(since_previous(comparison), f"{page}/{COMPARE_PAGE}") if comparison else MISSING,
     )
     return IndexEntry(
         name=bundle.name,
@@ -139,15 +149,15 @@ def _overview_row(
     compiled = manifest.metrics.compiled
     status = manifest.status.value
     return (
-        f"[{title}](<{page}/index.md>)" if pages else title,
+        page_link(title, f"{page}/index") if pages else title,
         status if manifest.status is RunStatus.ok else f"**{status}**",
         f"{format_ms(device)} ms" if device is not None else MISSING,
         f"{format_ms(compiled.median_ms)} ms" if compiled else MISSING,
         speedup_text(manifest.metrics),
-        (f"[{since_previous(comparison)}](<{page}/{COMPARE_PAGE}.md>)" if pages else since_previous(comparison))
+        (page_link(since_previous(comparison), f"{page}/{COMPARE_PAGE}") if pages else since_previous(comparison))
         if comparison
         else MISSING,
-        f"[![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)](<{page}/{HISTORY_PAGE}.md>)"
+        page_link(f"![trend of {escape_md(bundle.name)}](<{page}/{sparkline}>)", f"{page}/{HISTORY_PAGE}")
         if sparkline and pages
         else MISSING,
     )

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from reportgen.bundle import NOT_MEASURED
-from reportgen.escape import html_attribute, myst_block, myst_literal, myst_role_text, myst_text, path_segment
+from reportgen.escape import html_attribute, myst_block, myst_literal, myst_role_text, myst_text, page_url, path_segment
 
 __all__ = [
     "CHART_CLASS",
@@ -25,6 +25,7 @@ __all__ = [
     "figure",
     "list_table",
     "location_span",
+    "page_link",
     "page_name",
     "plural",
     "short_path",
@@ -65,6 +66,13 @@ page_name = path_segment
 def doc_link(label: str, docname: str) -> str:
     """A `{doc}` link; `label` is user text, shown literally; `docname` is built from `page_name` names only."""
     return f"{{doc}}`{myst_role_text(label) or docname} <{docname}>`"
+
+
+def page_link(text: str, docname: str) -> str:
+    """A link to a page of another run's directory (or from the index to a run's): `text` is MyST (escaped
+    already), `docname` relative and without suffix. A URL rather than a cross-reference, so that each run's pages
+    build on their own (`reportgen.escape.PAGE_SCHEME`); links inside one run's directory stay `{doc}` links."""
+    return f"[{text}]({page_url(docname)})"
 
 
 def list_table(header: Sequence[str], rows: Iterable[Sequence[str]], title: str = "", classes: str = "") -> str:

@@ -54,7 +54,7 @@ from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
-from reportgen.render.markup import HISTORY_PAGE, ORPHAN, escape_md, figure, page_name
+from reportgen.render.markup import HISTORY_PAGE, ORPHAN, escape_md, figure, page_link, page_name
 from reportgen.render.pages import ChartFiles, report_page, report_title
 from reportgen.render.provenance import provenance_section
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
@@ -246,10 +246,8 @@ def _kept_run_note(bundle: Bundle, runs: Sequence[RunRecord]) -> list[str]:
     home = bundle.path.parent
     if runs or home.name != bundle.manifest.name or home.parent.name != HISTORY_DIR:  # the latest run
         return []
-    latest = f"../{page_name(home.name)}/index.md"
-    return [
-        f"```{{note}}\nAn earlier run, kept in the history of [{escape_md(bundle.manifest.name)}](<{latest}>).\n```"
-    ]
+    latest = page_link(escape_md(bundle.manifest.name), f"../{page_name(home.name)}/index")
+    return [f"```{{note}}\nAn earlier run, kept in the history of {latest}.\n```"]
 
 
 def _write_history(

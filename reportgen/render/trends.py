@@ -28,6 +28,7 @@ from reportgen.render.markup import (
     escape_md,
     figure,
     list_table,
+    page_link,
     page_name,
 )
 
@@ -153,11 +154,10 @@ def _ms(value: float | None) -> str:
 
 
 def _row(run: RunRecord, latest: bool) -> list[str]:
-    link = "index.md" if latest else f"../{run_page(run)}/index.md"
     started = escape_md(run.started_at[:16].replace("T", " "))
     busy = ", ".join(f"{escape_md(g)}\u00a0{_num(v, '.0f')}" for g, v in run.busy_percent.items()) or MISSING
     return [
-        f"[{started}](<{link}>)" + (" (this report)" if latest else ""),
+        f"[{started}](<index.md>) (this report)" if latest else page_link(started, f"../{run_page(run)}/index"),
         escape_md(run.status),
         escape_md(run.torch or MISSING),
         escape_md(run.device_name or MISSING),

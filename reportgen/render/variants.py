@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from reportgen.bundle import Analysis, Bundle, Interval, Kernel, Manifest, StepTimes, TimingSummary, format_ms
 from reportgen.render.autotune import autotune_summary
 from reportgen.render.kernel_names import short_kernel_name
-from reportgen.render.markup import MISSING, code_span, doc_link, escape_md, list_table, page_name
+from reportgen.render.markup import MISSING, code_span, escape_md, list_table, page_link, page_name
 
 __all__ = ["compiled_verdict", "kernel_diff", "variants_section"]
 
@@ -61,7 +61,7 @@ def _row(bundle: Bundle, base: Bundle, links: bool) -> list[str]:
     peak = metrics.peak_memory_compiled_bytes
     cudagraphs = bundle.capture.diagnostics.cudagraphs if bundle.capture else MISSING
     return [
-        doc_link(m.variant or m.name, f"../{page_name(bundle.name)}/index")
+        page_link(escape_md(m.variant or m.name), f"../{page_name(bundle.name)}/index")
         if links
         else escape_md(m.variant or m.name),
         escape_md(m.recipe.compile.mode),

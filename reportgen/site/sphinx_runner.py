@@ -11,10 +11,15 @@ file with its earlier copy byte for byte (`filecmp.cmp(shallow=False)`), 500 fil
 (`quick_copyfile`): Sphinx's copies and the tree sync (`trees.sync_tree`) keep the source's mtime, and
 reportgen writes a page's files only when their bytes change, which moves their mtime.
 
-Both go through names Sphinx does not publish, so the runner hooks them here and nowhere else: it replaces
+And it maps the links between runs' pages (`reportgen.escape.PAGE_SCHEME`: `reportgen-page:../run/index`) to
+HTML pages (`../run/index.html`), adding the scheme to MyST's `myst_url_schemes` whatever the site's conf.py set:
+a run's pages link to another run's as URLs, not cross-references, so each run's pages can be built alone.
+
+These go through names Sphinx does not publish, so the runner hooks them here and nowhere else: it replaces
 `sphinx.cmd.build.Sphinx` (the name `build_main` creates its application with) by a subclass that connects
-`build-finished`, and `sphinx.builders.html.copyfile`. When a later Sphinx moves either, the build runs as
-Sphinx alone would: without the file (`prune_removed` then unpickles the environment) or reading every copy.
+`build-finished` and `config-inited`, and `sphinx.builders.html.copyfile`. When a later Sphinx moves either name,
+the build runs as Sphinx alone would: without the file (`prune_removed` then unpickles the environment) or reading
+every copy; without the scheme, links between runs fail the `-W` build with MyST's warning.
 """
 
 from __future__ import annotations
@@ -27,9 +32,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OUTPUTS_FILE", "install_hooks", "main", "outputs", "quick_copyfile"]
+from reportgen.escape import PAGE_SCHEME
+
+__all__ = ["OUTPUTS_FILE", "PAGE_URL", "add_page_scheme", "install_hooks", "main", "outputs", "quick_copyfile"]
 
 OUTPUTS_FILE = "reportgen-outputs.json"
+PAGE_URL = {"url": "{{path}}.html"}
+"""MyST's template of a `PAGE_SCHEME` link's URL: its path (relative, without suffix) as an HTML page."""
+
+
+def add_page_scheme(app: Any, config: Any) -> None:
+    """`config-inited`: `PAGE_SCHEME` links become `PAGE_URL`s, next to the URL schemes the site's conf.py set
+    (a list or a dict, MyST accepts both); nothing without MyST."""
+    schemes = getattr(config, "myst_url_schemes", None)
+    if schemes is None:
+        return
+    known = dict.fromkeys(schemes) if isinstance(schemes, list | tuple) else dict(schemes)
+    config.myst_url_schemes = {**known, PAGE_SCHEME: PAGE_URL}
 
 
 def outputs(env: Any) -> dict[str, list[str]]:
@@ -69,6 +88,15 @@ def install_hooks() -> list[str]:
     if isinstance(base, type):
 
         class _Recording(base):  # type: ignore[misc,valid-type]
+            _schemes = False
+
+            def setup_extension(self, extname: str) -> None:
+                # the first extension set up (Sphinx's own, before conf.py's and before `config-inited`)
+                if not self._schemes:
+                    self._schemes = True
+                    self.connect("config-inited", add_page_scheme)
+                super().setup_extension(extname)
+
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 self.connect("build-finished", _record)

@@ -23,9 +23,7 @@ def test_index_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
     assert "toctree" not in page  # report pages are orphans: adding one changes no other page's navigation
     assert "````{container} reportgen-index\n```{list-table}\n:header-rows: 1\n" in page
     title = escape_md(EVIL_TITLE)
-    ok_row = (
-        f"* - [{title}](<a-ok/index.md>)\n  - `timm:\u200bmixnet_l`\n  - NVIDIA H100 80GB HBM3\n  - 2\\.11.0\\+cu130"
-    )
+    ok_row = f"* - [{title}](<reportgen-page:a-ok/index>)\n  - `timm:\u200bmixnet_l`\n  - NVIDIA H100 80GB HBM3\n  - 2\\.11.0\\+cu130"
     assert ok_row + "\n  - 2025-01-01\n  - 1.50×\n  - —\n  - 160.0 s\n  - ok\n" in page
     assert "  - 2025-01-01\n  - —\n  - —\n  - —\n  - **failed**\n  - —\n  - —\n```\n````" in page
     assert "speedups.png" not in page
@@ -74,8 +72,8 @@ def test_the_overview_leads_with_failures_then_regressions(tmp_path: Path, make_
     assert page.startswith("## State of the runs\n\n6 runs: 2 failed, 1 regressed, 1 changed, 2 ok; 1 bundle could")
     links = [line.split("(<")[1].split(">)")[0] for line in page.splitlines() if line.startswith("* - [")]
     order = ["b-failed", "c-oom", "d-slower", "e-moved", "a-ok", "f-evil"]
-    assert links == [f"reports/{name}/index.md" for name in order]
+    assert links == [f"reportgen-page:reports/{name}/index" for name in order]
     assert "  - **failed**\n" in page and "  - **oom**\n" in page
-    assert "[device time per step, compiled +20.0 %, **regressed**](<reports/d-slower/compare.md>)" in page
+    assert "[device time per step, compiled +20.0 %, **regressed**](<reportgen-page:reports/d-slower/compare>)" in page
     assert escape_md(EVIL_TITLE) in page and "<script>" not in page
     assert overview_page([]) == "## State of the runs\n\n0 runs: no runs yet.\n"

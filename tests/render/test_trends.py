@@ -53,8 +53,8 @@ def test_the_trend_page_links_every_run_to_its_report_newest_first(tmp_path: Pat
     rows = text.split("* - ")[2:]
     assert [row.split("\n")[0] for row in rows] == [
         "[2026\\-11\\-03 10\\:00](<index.md>) (this report)",
-        "[2026\\-11\\-02 10\\:00](<../quickstart~20261102T100000-00000002/index.md>)",
-        "[2026\\-11\\-01 10\\:00](<../quickstart~20261101T100000-00000001/index.md>)",
+        "[2026\\-11\\-02 10\\:00](<reportgen-page:../quickstart~20261102T100000-00000002/index>)",
+        "[2026\\-11\\-01 10\\:00](<reportgen-page:../quickstart~20261101T100000-00000001/index>)",
     ]
     assert "2\\.14.1" in rows[0] and "1.26×" in rows[0] and "fwd\\#0\u00a042" in rows[0] and "  - 9\n" in rows[0]
     assert run_page(RUNS[0]) == "quickstart~20261101T100000-00000001" and run_page(RUNS[2]) == "quickstart"

@@ -66,7 +66,7 @@ def test_variants_table_shows_intervals_and_verdicts(tmp_path: Path, make_bundle
     text = variants_section(base, [base, fast, noisy])
     assert "* - Variant\n  - Mode\n  - Status\n  - Eager ms (95 % interval)\n  - Compiled ms (95 % interval)\n" in text
     assert "  - Compiled vs default\n  - Speedup\n" in text
-    rows = text.split("{doc}`")[1:]
+    rows = text.split("* - [")[1:]
     assert "  - 120.00 (118.00–122.00)\n  - 80.00 (79.00–81.00)\n  - baseline\n  - 1.50×\n" in rows[0]
     assert "  - 80.00 (70.00–75.00)\n  - faster\n" in rows[1]
     assert "  - 80.00 (78.00–90.00)\n  - within noise\n" in rows[2]

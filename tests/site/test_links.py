@@ -3,6 +3,8 @@ are errors) checks cross-references while building; a crawler over the HTML chec
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from html.parser import HTMLParser
@@ -10,7 +12,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from reportgen.bundle import RunStatus
+from reportgen.escape import PAGE_SCHEME
 from reportgen.pipeline import build as build_site
+from tests.data import CPU_HISTORY
 
 MakeBundle = Callable[..., Path]
 
@@ -82,3 +86,41 @@ def test_every_relative_link_and_image_of_the_site_resolves(tmp_path: Path, make
     index = (html / "reports" / "index.html").read_text(encoding="utf-8")
     assert 'alt="Speedup of torch.compile per run" class="reportgen-chart" src="../_images/speedups.png"' in index
     assert 'href="h200-fused_add_mul/index.html"' in index
+
+
+_MYST_TARGETS = re.compile(r"\]\(<([^>]*)>\)|\{doc\}`[^`]*<([^>]*)>`")
+
+
+def test_a_runs_pages_leave_its_directory_only_by_page_urls(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """Each run's pages can be built without the others' (issue 29): from `reports/<run>/`, a link to another
+    run's pages (variants, the kept runs of a trend page, a kept run's latest) is a `reportgen-page:` URL, never a
+    cross-reference Sphinx would need the other run's pages for; and every such URL resolves in the HTML."""
+    results = tmp_path / "results"
+    shutil.copytree(CPU_HISTORY, results)
+    for variant in ("default", "max-autotune"):
+        manifest = make_bundle(results, f"mix--{variant}") / "manifest.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text(encoding="utf-8")), "variant": variant}))
+    html = build_site(results, tmp_path / "site")
+    broken, _ = _broken_refs(html)
+    assert not broken, "\n".join(broken)
+    reports = tmp_path / "site" / "reports"
+    inside, crossing, stray = 0, set(), []
+    for page in sorted(reports.glob("*/**/*.md")):
+        run = reports / page.relative_to(reports).parts[0]
+        for match in _MYST_TARGETS.finditer(page.read_text(encoding="utf-8")):
+            target = match.group(1) or match.group(2)
+            if target.startswith(f"{PAGE_SCHEME}:"):
+                other = (page.parent / target.removeprefix(f"{PAGE_SCHEME}:")).resolve()
+                assert (html / other.relative_to(reports.parent.resolve())).with_suffix(".html").is_file(), target
+                crossing.add((run.name, other.parent.name))
+            elif (page.parent / target).resolve().is_relative_to(run.resolve()):
+                inside += 1
+            else:
+                stray.append(f"{page.relative_to(reports)}: {target}")
+    assert not stray, "\n".join(stray)
+    assert inside > 10
+    assert ("mix--default", "mix--max-autotune") in crossing  # variants
+    kept = sorted(d.name for d in reports.iterdir() if "~" in d.name)
+    assert len(kept) >= 2
+    assert {("addmul", name) for name in kept} <= crossing  # the trend page to the kept runs
+    assert (kept[0], "addmul") in crossing  # a kept run to its latest

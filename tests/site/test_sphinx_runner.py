@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.pipeline import build as build_site
-from reportgen.site import stamp
+from reportgen.site import ensure_project, stamp
 from reportgen.site.sphinx_runner import OUTPUTS_FILE, install_hooks, quick_copyfile
 from reportgen.site.state import state_dir
 
@@ -111,3 +111,20 @@ def test_a_record_that_is_a_link_or_a_fifo_is_not_read(tmp_path: Path, make_bund
     (doctrees / OUTPUTS_FILE).unlink()
     os.mkfifo(doctrees / OUTPUTS_FILE)
     assert stamp._env_outputs(doctrees) == expected  # no wait on a FIFO
+
+
+@pytest.mark.parametrize("schemes", ['["http", "https"]', '{"https": None, "gh": "https://github.com/{{path}}"}'])
+def test_links_between_runs_are_pages_whatever_url_schemes_the_site_sets(
+    tmp_path: Path, make_bundle: MakeBundle, schemes: str
+) -> None:
+    """A site's conf.py may set `myst_url_schemes` (a list or a dict); `reportgen-page:` links still become the
+    HTML pages, and the site's own schemes still work."""
+    results, source = tmp_path / "results", tmp_path / "site"
+    make_bundle(results, "alpha")
+    ensure_project(source)
+    conf = source / "conf.py"
+    conf.write_text(conf.read_text(encoding="utf-8") + f"myst_url_schemes = {schemes}\n", encoding="utf-8")
+    (source / "extra.md").write_text("---\norphan: true\n---\n# Extra\n\n[home](https://example.org/)\n")
+    html = build_site(results, source)
+    assert 'href="alpha/index.html"' in (html / "reports" / "index.html").read_text(encoding="utf-8")
+    assert 'href="https://example.org/"' in (html / "extra.html").read_text(encoding="utf-8")
