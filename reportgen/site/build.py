@@ -4,17 +4,33 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import overload
 
 from reportgen.errors import SiteError, os_failure
 from reportgen.pins import EXTRAS
+from reportgen.site.search import merge_search
 from reportgen.site.sphinx_runner import OUTPUTS_FILE
 from reportgen.site.stamp import BuildStamp, changed_documents, prune_removed
 from reportgen.site.state import FileIndex, Recorded, SiteState, open_state
 from reportgen.site.trees import listing, other_tree, publish, published_tree, remove_leftovers, sync_tree, tree_dirs
+from reportgen.site.units import (
+    RECORDS_DIR,
+    REPORTS_DIR,
+    UNIT_PATTERN,
+    build_units,
+    in_unit,
+    remove_units,
+    stale_units,
+    unit_names,
+    unit_searches,
+    units_used,
+)
 
 __all__ = [
     "REPORTS_DIR",
@@ -27,7 +43,6 @@ __all__ = [
     "run_sphinx",
 ]
 
-REPORTS_DIR = "reports"
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """The site's CSS (`reportgen.css`), JS (`reportgen.js`) and icon, for `html_static_path` of the site's and the
 docs' conf.py."""
@@ -35,6 +50,7 @@ _TEMPLATE_FILES = ("conf.py", "index.md")
 _PACKAGE = Path(__file__).resolve().parents[1]
 _DIST_SUFFIXES = frozenset({".dist-info", ".egg-info", ".egg-link", ".pth"})
 _TAIL_LINES = 30
+_UNITS_WORK = "units-work"
 SERIAL_SHARE = 0.1
 """An incremental build that changes at most this share of the documents runs Sphinx with `-j 1`: its parallel
 read sends the whole environment back from every chunk of documents (a cost that grows with the site), more
@@ -60,10 +76,15 @@ def ensure_project(source_dir: Path) -> None:
         raise os_failure(exc, SiteError, "write the Sphinx project", source_dir) from exc
 
 
-def run_sphinx(source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str = "auto") -> None:
+def run_sphinx(
+    source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str = "auto", exclude: Sequence[str] = ()
+) -> None:
     """Run `sphinx-build -W --keep-going -n -j JOBS -b html -d DOCTREES` (Sphinx's pickles outside the HTML:
-    see `site.state`); SiteError with its output's tail on failure."""
-    command = [*_sphinx_command(jobs), "-d", str(doctrees), str(source_dir), str(html_dir)]
+    see `site.state`), leaving out the documents `exclude` matches too; SiteError with its output's tail on
+    failure."""
+    own = [arg for pattern in exclude for arg in ("--exclude", pattern)]
+    base = _sphinx_command(jobs)
+    command = [*base[:3], *own, *base[3:], "-d", str(doctrees), str(source_dir), str(html_dir)]
     try:
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     except OSError as exc:
@@ -138,11 +159,19 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     own = state.read(tree, quiet=True)  # the tree's own last build: its doctrees' file index spares re-reading
     state.forget(tree)
     previous, known = _start_from(state, current, tree, recorded, own.files if own is not None else {})
-    changed, documents = changed_documents(previous, stamp)
+    changed, documents = changed_documents(_site_own(previous), _site_own(stamp))  # (few: the units are apart)
     jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
     (state.doctrees(tree) / OUTPUTS_FILE).unlink(missing_ok=True)  # only this run's record counts
-    run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs)
-    prune_removed(tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources)
+    run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs, exclude=[UNIT_PATTERN])
+    units = unit_names(stamp.sources)
+    records, work = state.doctrees(tree) / RECORDS_DIR, state.root / _UNITS_WORK
+    stale = sorted(stale_units(previous, stamp, tree))
+    build_units(source_dir, tree, records, work, stale, _sphinx_command("1"), _cores())
+    remove_units(tree, records, unit_names(previous.sources) - units if previous else ())
+    prune_removed(
+        tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources, units_used(records, units)
+    )
+    merge_search(tree, unit_searches(records, units))
     state.record(tree, stamp, known)
     publish(html_dir, tree)
     if current is not None and current != html_dir:
@@ -164,6 +193,23 @@ def _start_from(
             return recorded.stamp, files
     state.clear(tree)
     return None, {}
+
+
+@overload
+def _site_own(stamp: BuildStamp) -> BuildStamp: ...
+@overload
+def _site_own(stamp: None) -> None: ...
+def _site_own(stamp: BuildStamp | None) -> BuildStamp | None:
+    """`stamp` without the sources of the units (the runs' directories, built apart: `site.units`)."""
+    if stamp is None:
+        return None
+    kept = {k: v for k, v in stamp.sources.items() if not in_unit(k)}
+    return BuildStamp(inputs=stamp.inputs, sources=kept)
+
+
+def _cores() -> int:
+    """Processes the units are built in: the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _hidden(relative: str) -> bool:

@@ -41,9 +41,17 @@ PAGE_URL = {"url": "{{path}}.html"}
 """MyST's template of a `PAGE_SCHEME` link's URL: its path (relative, without suffix) as an HTML page."""
 
 
+_PATTERNS: dict[str, list[str]] = {"exclude": [], "include": []}
+"""Documents this run leaves out (`--exclude`: the site's own project leaves out the units) or keeps alone
+(`--include`, set per unit: see `site.units`), on top of the site's conf.py."""
+
+
 def add_page_scheme(app: Any, config: Any) -> None:
     """`config-inited`: `PAGE_SCHEME` links become `PAGE_URL`s, next to the URL schemes the site's conf.py set
-    (a list or a dict, MyST accepts both); nothing without MyST."""
+    (a list or a dict, MyST accepts both); nothing without MyST. And `_PATTERNS` apply."""
+    config.exclude_patterns = [*config.exclude_patterns, *_PATTERNS["exclude"]]
+    if _PATTERNS["include"]:
+        config.include_patterns = list(_PATTERNS["include"])
     schemes = getattr(config, "myst_url_schemes", None)
     if schemes is None:
         return
@@ -111,11 +119,26 @@ def install_hooks() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """Run `sphinx-build argv` with the hooks installed (see the module); its exit status."""
+    """Run `sphinx-build argv` with the hooks installed (see the module); its exit status.
+
+    `--exclude PATTERN` (repeated, first) adds to the site's `exclude_patterns`. `--units PLAN OPTIONS...` builds
+    each unit of the JSON file PLAN (`include`, `doctrees`, `srcdir`, `outdir`: see `site.units`) one after
+    another with the Sphinx OPTIONS, in this one process, stopping at the first that fails."""
     import sphinx.cmd.build as build
 
     install_hooks()
-    return int(build.main(argv))
+    while argv[:1] == ["--exclude"]:
+        _PATTERNS["exclude"].append(argv[1])
+        argv = argv[2:]
+    if argv[:1] != ["--units"]:
+        return int(build.main(argv))
+    plan = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    for unit in plan:
+        _PATTERNS["include"] = list(unit["include"])
+        status = int(build.main([*argv[2:], "-d", unit["doctrees"], unit["srcdir"], unit["outdir"]]))
+        if status != 0:
+            return status
+    return 0
 
 
 if __name__ == "__main__":

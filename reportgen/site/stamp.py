@@ -116,10 +116,13 @@ def _drop_empty_terms(tree: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def prune_removed(tree: Path, doctrees: Path, before: Listing, after: Listing) -> None:
+def prune_removed(
+    tree: Path, doctrees: Path, before: Listing, after: Listing, also_used: tuple[set[str], set[str]] | None
+) -> None:
     """Remove what Sphinx leaves of documents that are gone: the outputs of sources in `before` but not `after`
-    (page and `_sources` copy in `tree`, doctree in `doctrees`), images and downloads no page uses, and search
-    words."""
+    (page and `_sources` copy in `tree`, doctree in `doctrees`), images and downloads no page uses (neither the
+    pages of this Sphinx run nor those of `also_used`: the units', see `site.units`; None: nothing is pruned),
+    and search words."""
     _drop_empty_terms(tree)
     for relative in before.keys() - after.keys():
         docname = _docname(relative)
@@ -128,9 +131,9 @@ def prune_removed(tree: Path, doctrees: Path, before: Listing, after: Listing) -
         for output in (tree / f"{docname}.html", tree / f"_sources/{relative}.txt", doctrees / f"{docname}.doctree"):
             output.unlink(missing_ok=True)
     used = _env_outputs(doctrees)
-    if used is None:
+    if used is None or also_used is None:
         return
-    images, downloads = used
+    images, downloads = used[0] | also_used[0], used[1] | also_used[1]
     for folder, keep in (("_images", images), ("_downloads", downloads)):
         if not (tree / folder).is_dir():
             continue

@@ -108,35 +108,38 @@ def test_an_incremental_build_equals_a_clean_build(tmp_path: Path, make_bundle: 
     assert "beta after" in site["reports/beta/index.html"].decode()
 
 
-def test_a_small_change_builds_serially_and_equals_a_clean_build(
+def test_a_change_builds_only_its_runs_pages_and_equals_a_clean_build(
     tmp_path: Path, make_bundle: MakeBundle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The front page's text edited in a site of 20 bundles (one document of 46, within SERIAL_SHARE): Sphinx
-    runs with `-j 1` and the site equals a clean build of the same sources; three bundles changed run `-j auto`."""
+    """Issue 29: each run's pages are a unit of their own (`site.units`). In a site of 20 bundles, three changed
+    bundles build their three units (and the site's own pages), and the site equals a clean build of the same
+    sources; the front page edited builds every unit again (the sidebar of every page shows it)."""
     results = tmp_path / "results"
     for i in range(20):
         make_bundle(results, f"b{i:02d}", title=f"b{i:02d} before")
-    jobs: list[str] = []
-    run_sphinx = site.run_sphinx
+    built: list[list[str]] = []
+    build_units = site.build_units
 
-    def spy(source: Path, html: Path, **options: str) -> None:
-        jobs.append(options.get("jobs", "auto"))
-        run_sphinx(source, html, **options)
+    def spy(source: Path, tree: Path, records: Path, work: Path, units: list[str], *args: object) -> None:
+        built.append(list(units))
+        build_units(source, tree, records, work, units, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(site, "run_sphinx", spy)
+    monkeypatch.setattr(site, "build_units", spy)
     html = build_site(results, tmp_path / "site")
-    front = "# torch.compile reports\n\nOur nightly runs.\n\n```{toctree}\nreports/index\n```\n"
-    for source in (tmp_path / "site", tmp_path / "clean"):
-        source.mkdir(exist_ok=True)
-        (source / "index.md").write_text(front)  # kept by the build: the user's front page
-    build_site(results, tmp_path / "site")
-    assert jobs == ["auto", "1"]
-    assert "Our nightly runs." in (html / "index.html").read_text()
-    assert _site(html) == _site(build_site(results, tmp_path / "clean"))
+    assert built == [[f"b{i:02d}" for i in range(20)]]
     for i in range(3):
         make_bundle(results, f"b{i:02d}", title=f"b{i:02d} after")
     build_site(results, tmp_path / "site")
-    assert jobs[-1] == "auto"
+    assert {unit.split("~")[0] for unit in built[-1]} == {"b00", "b01", "b02"}  # (each with its kept run)
+    assert "b01 after" in (html / "reports" / "b01" / "index.html").read_text()
+    assert _site(html) == _site(build_site(results, tmp_path / "clean"))
+    front = "# torch.compile reports\n\nOur nightly runs.\n\n```{toctree}\nreports/index\n```\n"
+    for source in (tmp_path / "site", tmp_path / "clean"):
+        (source / "index.md").write_text(front)  # kept by the build: the user's front page
+    build_site(results, tmp_path / "site")
+    assert len(built[-1]) == 23
+    assert "Our nightly runs." in (html / "index.html").read_text()
+    assert _site(html) == _site(build_site(results, tmp_path / "clean"))
 
 
 def test_changed_documents_counts_sources_added_changed_and_removed() -> None:

@@ -71,8 +71,13 @@ def _files(html: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+_EXTRA = "---\norphan: true\n---\n# Extra\n\nA page of the site's own: no change ever makes Sphinx read it again.\n"
+
+
 def _two_bundles(tmp_path: Path, make_bundle: MakeBundle) -> tuple[Path, Path, Path]:
     results, source = tmp_path / "results", tmp_path / "site"
+    source.mkdir()
+    (source / "extra.md").write_text(_EXTRA)
     make_bundle(results, "alpha", title="alpha before")
     make_bundle(results, "beta", title="beta before")
     return results, source, build_site(results, source)
@@ -81,18 +86,20 @@ def _two_bundles(tmp_path: Path, make_bundle: MakeBundle) -> tuple[Path, Path, P
 def _assert_rebuilt(html: Path, results: Path, clean: Path, marker: Path) -> None:
     assert not marker.exists(), "a planted pickle ran"
     assert "beta after" in (html / "reports" / "beta" / "index.html").read_text()
+    clean.mkdir(exist_ok=True)
+    (clean / "extra.md").write_text(_EXTRA)
     assert _files(html) == _files(build_site(results, clean))  # a clean build's site, file for file
     for tree in _TREES:
         assert not (html.parent / tree / ".doctrees").exists()
         assert not (html.parent / tree / ".reportgen-build.json").exists()
 
 
-def _rebuild_reading_alpha(
+def _rebuild_reading_extra(
     tmp_path: Path, make_bundle: MakeBundle, results: Path, source: Path, html: Path, marker: Path
 ) -> None:
-    """Build after a change with alpha's page gone from the published tree (Sphinx then writes it again from its
-    doctree): no planted pickle runs, and the site is a clean build's."""
-    (html / "reports" / "alpha" / "index.html").unlink()
+    """Build after a change with the site's page `extra` gone from the published tree (Sphinx then writes it again
+    from its doctree): no planted pickle runs, and the site is a clean build's."""
+    (html / "extra.html").unlink()
     make_bundle(results, "beta", title="beta after")
     try:
         build_site(results, source)
@@ -120,13 +127,13 @@ def test_a_planted_environment_pickle_does_not_run(
 
 
 def test_a_planted_doctree_does_not_run(tmp_path: Path, make_bundle: MakeBundle) -> None:
-    """A `*.doctree` is a pickle too: Sphinx reads it to write a page it did not re-read (here: alpha, whose
+    """A `*.doctree` is a pickle too: Sphinx reads it to write a page it did not re-read (here: `extra`, whose
     page is missing from the published tree)."""
     results, source, html = _two_bundles(tmp_path, make_bundle)
     marker = tmp_path / "marker"
     for doctrees in _doctree_dirs(html):
-        _plant(doctrees / "reports" / "alpha" / "index.doctree", _payload(marker))
-    _rebuild_reading_alpha(tmp_path, make_bundle, results, source, html, marker)
+        _plant(doctrees / "extra.doctree", _payload(marker))
+    _rebuild_reading_extra(tmp_path, make_bundle, results, source, html, marker)
 
 
 def test_a_plant_that_looks_unchanged_to_the_sync_does_not_run(tmp_path: Path, make_bundle: MakeBundle) -> None:
@@ -159,7 +166,7 @@ def test_a_plant_that_keeps_every_stat_of_the_file_index_but_its_ctime_does_not_
     build_site(results, source)
     marker = tmp_path / "marker"
     other = next(html.parent / t for t in _TREES if (html.parent / t).resolve() != html.resolve())
-    doctree = html.parent / _STATE / other.name.lstrip(".") / "doctrees" / "reports" / "alpha" / "index.doctree"
+    doctree = html.parent / _STATE / other.name.lstrip(".") / "doctrees" / "extra.doctree"
     status = doctree.stat()
     payload = _payload(marker, status.st_size)
     assert len(payload) == status.st_size
@@ -171,7 +178,7 @@ def test_a_plant_that_keeps_every_stat_of_the_file_index_but_its_ctime_does_not_
         status.st_mtime_ns,
         status.st_ino,
     )
-    _rebuild_reading_alpha(tmp_path, make_bundle, results, source, html, marker)
+    _rebuild_reading_extra(tmp_path, make_bundle, results, source, html, marker)
 
 
 def test_a_forged_stamp_deletes_nothing_outside_the_tree(tmp_path: Path, make_bundle: MakeBundle) -> None:
@@ -223,7 +230,7 @@ def test_fifos_in_the_build_state_neither_hang_nor_fail_the_build(tmp_path: Path
     """`reportgen build` (a real process, 120 s at most) after FIFOs were planted as the stamps and in the
     doctrees: reading one would wait forever, copying one fails."""
     results, source, html = _two_bundles(tmp_path, make_bundle)
-    for path in _stamp_files(html) + [d / "reports" / "alpha" / "index.doctree" for d in _doctree_dirs(html)]:
+    for path in _stamp_files(html) + [d / "extra.doctree" for d in _doctree_dirs(html)]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.unlink(missing_ok=True)
         os.mkfifo(path)

@@ -37,10 +37,15 @@ def test_the_build_records_what_its_pages_use_and_prunes_by_it(tmp_path: Path, m
     shutil.copytree(GPU_BUNDLE, results / "h200-fused_add_mul")
     html = build_site(results, tmp_path / "site")
     doctrees = state_dir(html) / html.resolve().name.lstrip(".") / "doctrees"
-    recorded = json.loads((doctrees / OUTPUTS_FILE).read_text(encoding="utf-8"))
+    records = [doctrees / OUTPUTS_FILE, *(doctrees / "units").glob("*[!h].json")]  # the site's own, each unit's
+    assert len(records) == 3
+    recorded = [json.loads(path.read_text(encoding="utf-8")) for path in records]
     images, downloads = _referenced(html)
     assert images and downloads
-    assert (set(recorded["images"]), set(recorded["downloads"])) == (images, downloads)
+    assert ({i for r in recorded for i in r["images"]}, {d for r in recorded for d in r["downloads"]}) == (
+        images,
+        downloads,
+    )
     shutil.rmtree(results / "h200-fused_add_mul")
     html = build_site(results, tmp_path / "site")
     tree = html.resolve()

@@ -35,7 +35,8 @@ def test_the_build_state_is_private_and_outside_the_published_tree(tmp_path: Pat
     assert _mode(build / ".html-state" / KEY_FILE) == 0o600
     assert len((build / ".html-state" / KEY_FILE).read_bytes()) == KEY_BYTES == 32
     assert (build / ".html-state" / "html-a" / "doctrees" / "environment.pickle").is_file()
-    assert (build / ".html-state" / "html-a" / "doctrees" / "reports" / "alpha" / "index.doctree").is_file()
+    assert (build / ".html-state" / "html-a" / "doctrees" / "reports" / "index.doctree").is_file()
+    assert (build / ".html-state" / "html-a" / "doctrees" / "units" / "alpha.json").is_file()  # (site.units)
     published = html.resolve()
     dot_names = sorted(p.relative_to(published).as_posix() for p in published.rglob(".*"))
     assert dot_names == [".buildinfo"]  # Sphinx's config hash: text, and `serve` refuses dot names
