@@ -137,10 +137,14 @@ def build_units(
         plan_file = work / f"plan-{number}.json"
         plan_file.write_text(json.dumps(plan), encoding="utf-8")
         command = [*sphinx[:3], "--units", str(plan_file), *sphinx[3:]]
-        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-    outputs = [proc.communicate()[0] for proc in procs]
-    for proc, output in zip(procs, outputs, strict=True):
-        if proc.returncode != 0:
+        with (work / f"log-{number}.txt").open("wb") as log:  # (a pipe would stall a process while another's drains)
+            procs.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT))
+    for number, proc in enumerate(procs):
+        if proc.wait() != 0:
+            for other in procs:  # the others' units are not installed: no need to finish them
+                other.terminate()
+                other.wait()
+            output = (work / f"log-{number}.txt").read_text(encoding="utf-8", errors="replace")
             tail = "\n".join(output.splitlines()[-_TAIL_LINES:])
             raise SiteError(
                 f"sphinx-build failed with exit code {proc.returncode}:\n{tail}",
