@@ -41,9 +41,24 @@ PAGE_URL = {"url": "{{path}}.html"}
 """MyST's template of a `PAGE_SCHEME` link's URL: its path (relative, without suffix) as an HTML page."""
 
 
-_PATTERNS: dict[str, list[str]] = {"exclude": [], "include": []}
+_PATTERNS: dict[str, list[str]] = {"exclude": [], "include": [], "titles": []}
 """Documents this run leaves out (`--exclude`: the site's own project leaves out the units) or keeps alone
-(`--include`, set per unit: see `site.units`), on top of the site's conf.py."""
+(`include`, set per unit: see `site.units`), on top of the site's conf.py; and the files of which a unit needs the
+title alone (`titles`: the generated index, read as its first heading; an included overview, read as nothing)."""
+
+
+def _title_only(text: str) -> str:
+    return next((line for line in text.splitlines() if line.startswith("# ")), "")
+
+
+def _source_read(app: Any, docname: str, source: list[str]) -> None:
+    if any(path.rsplit(".", 1)[0] == docname for path in _PATTERNS["titles"]):
+        source[0] = _title_only(source[0])
+
+
+def _include_read(app: Any, path: Path, docname: str, source: list[str]) -> None:
+    if Path(path).as_posix() in _PATTERNS["titles"]:
+        source[0] = ""
 
 
 def add_page_scheme(app: Any, config: Any) -> None:
@@ -103,6 +118,8 @@ def install_hooks() -> list[str]:
                 if not self._schemes:
                     self._schemes = True
                     self.connect("config-inited", add_page_scheme)
+                    self.connect("source-read", _source_read)
+                    self.connect("include-read", _include_read)
                 super().setup_extension(extname)
 
             def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -122,7 +139,7 @@ def main(argv: list[str]) -> int:
     """Run `sphinx-build argv` with the hooks installed (see the module); its exit status.
 
     `--exclude PATTERN` (repeated, first) adds to the site's `exclude_patterns`. `--units PLAN OPTIONS...` builds
-    each unit of the JSON file PLAN (`include`, `doctrees`, `srcdir`, `outdir`: see `site.units`) one after
+    each unit of the JSON file PLAN (`include`, `titles`, `doctrees`, `srcdir`, `outdir`: see `site.units`) one after
     another with the Sphinx OPTIONS, in this one process, stopping at the first that fails."""
     import sphinx.cmd.build as build
 
@@ -134,7 +151,7 @@ def main(argv: list[str]) -> int:
         return int(build.main(argv))
     plan = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
     for unit in plan:
-        _PATTERNS["include"] = list(unit["include"])
+        _PATTERNS["include"], _PATTERNS["titles"] = list(unit["include"]), list(unit["titles"])
         status = int(build.main([*argv[2:], "-d", unit["doctrees"], unit["srcdir"], unit["outdir"]]))
         if status != 0:
             return status

@@ -51,7 +51,8 @@ UNIT_PATTERN = f"{REPORTS_DIR}/*/**"
 """What the site's own project leaves out: every run's directory (the units)."""
 GENERATED = frozenset({f"{REPORTS_DIR}/index.md", f"{REPORTS_DIR}/overview.inc", f"{REPORTS_DIR}/speedups.png"})
 """The site's own pages render writes on every change: a unit shows only their titles (in the sidebar), which do
-not change, so they do not make every unit stale."""
+not change, so they do not make every unit stale; and a unit reads them as their title alone (the index and the
+front page's overview hold a row per run: reading them took most of a unit's build at 500 runs)."""
 RECORDS_DIR = "units"
 """Where a tree's doctrees keep, per unit, what its pages use and its part of the search index (`<unit>.json`,
 `<unit>.search.json`): they go with the tree's doctrees, synced and sealed with them (`site.state`)."""
@@ -128,6 +129,7 @@ def build_units(
         plan = [
             {
                 "include": _include(source_dir, unit),
+                "titles": sorted(path for path in GENERATED if not path.endswith(".png")),
                 "doctrees": str(work / unit / "doctrees"),
                 "srcdir": str(source_dir),
                 "outdir": str(work / unit / "html"),
