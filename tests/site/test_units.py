@@ -79,3 +79,15 @@ def test_the_sites_search_finds_every_runs_pages(tmp_path: Path, make_bundle: Ma
     assert isinstance(terms, dict) and "qwertyuiop" not in terms
     assert terms["zyxwvut"] == docnames.index("reports/alpha/index")
     assert not (html / "reports" / "beta").exists()
+
+
+def test_a_runs_pages_have_the_sites_sidebar(tmp_path: Path, make_bundle: MakeBundle) -> None:
+    """A unit is built with the site's own pages, read for their titles alone: a report page's sidebar leads to
+    the site's front page and its reports index, as on a site built as one project."""
+    results = tmp_path / "results"
+    make_bundle(results, "alpha")
+    make_bundle(results, "beta")
+    page = (build_site(results, tmp_path / "site") / "reports" / "alpha" / "index.html").read_text(encoding="utf-8")
+    assert 'class="sidebar-brand" href="../../index.html"' in page
+    assert '<a class="reference internal" href="../index.html">Reports</a>' in page
+    assert "beta" not in page  # nothing of the index's rows
