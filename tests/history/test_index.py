@@ -156,13 +156,13 @@ def test_report_pages_show_the_kept_runs(tmp_path: Path) -> None:
     assert "[Compared with the run before](compare.md): " in page
     trend = (reports / "quickstart" / "history.md").read_text()
     [kept] = [p.name for p in reports.iterdir() if p.name.startswith("quickstart~")]
-    assert f"(<../{kept}/index.md>)" in trend and "2\\.14.1" in trend
+    assert f"(<reportgen-page:../{kept}/index>)" in trend and "2\\.14.1" in trend
     assert (reports / "quickstart" / "quickstart-history.png").read_bytes().startswith(b"\x89PNG")
     assert "An earlier run, kept in the history of [quickstart]" in (reports / kept / "index.md").read_text()
     compare = (reports / "quickstart" / "compare.md").read_text()
     assert "* - compiled median\n  - 80\\.00 ms" in compare and "\\+12.5 \\%" in compare
     index = (reports / "index.md").read_text()
-    assert "(<quickstart/quickstart-spark.png>)](<quickstart/history.md>)" in index
+    assert "(<quickstart/quickstart-spark.png>)](<reportgen-page:quickstart/history>)" in index
     assert "[compiled +12.5 %, " in index and kept not in index
 
 

@@ -58,7 +58,7 @@ def test_a_new_run_joins_the_recorded_history_and_the_site_shows_it(tmp_path: Pa
     assert len(kept) == 3  # the three recorded runs, each with its report
     trend = (reports / "addmul" / "history.html").read_text(encoding="utf-8")
     assert "4 runs of this bundle are kept" in trend
-    rows = re.findall(r'<a class="reference internal" href="([^"]+)">', trend.split("<table", 1)[1])
+    rows = re.findall(r'<a class="reference (?:internal|external)" href="([^"]+)">', trend.split("<table", 1)[1])
     assert rows[0] == "#" or rows[0].endswith("index.html")  # newest first: this report
     assert [f"../{name}/index.html" for name in reversed(kept)] == rows[1:4]
     live = importlib.metadata.version("torch")  # the run made here: one more row of this version
