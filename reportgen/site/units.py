@@ -85,9 +85,13 @@ def _shared(stamp: BuildStamp) -> dict[str, tuple[int, int]]:
     return {path: value for path, value in stamp.sources.items() if path not in GENERATED and not in_unit(path)}
 
 
-def _files(stamp: BuildStamp, unit: str) -> dict[str, tuple[int, int]]:
-    prefix = f"{REPORTS_DIR}/{unit}/"
-    return {path: value for path, value in stamp.sources.items() if path.startswith(prefix)}
+def _by_unit(stamp: BuildStamp) -> dict[str, dict[str, tuple[int, int]]]:
+    """The sources of each unit of `stamp` (one pass over them: a site of 500 runs has 22,000)."""
+    units: dict[str, dict[str, tuple[int, int]]] = {}
+    for path, value in stamp.sources.items():
+        if in_unit(path):
+            units.setdefault(path.split("/")[1], {})[path] = value
+    return units
 
 
 def stale_units(previous: BuildStamp | None, stamp: BuildStamp, tree: Path | None = None) -> set[str]:
@@ -97,7 +101,8 @@ def stale_units(previous: BuildStamp | None, stamp: BuildStamp, tree: Path | Non
     units = unit_names(stamp.sources)
     if previous is None or previous.inputs != stamp.inputs or _shared(previous) != _shared(stamp):
         return units
-    changed = {unit for unit in units if _files(previous, unit) != _files(stamp, unit)}
+    before, after = _by_unit(previous), _by_unit(stamp)
+    changed = {unit for unit in units if before.get(unit) != after.get(unit)}
     missing = {u for u in units if tree is not None and not (tree / REPORTS_DIR / u / "index.html").is_file()}
     return changed | missing
 

@@ -20,6 +20,7 @@ from reportgen.bundle import (
     load_bundle,
 )
 from reportgen.render.charts import (
+    MAX_SPEEDUP_BARS,
     category_chart,
     speedup_chart,
     step_time_chart,
@@ -131,3 +132,14 @@ def test_a_tiny_compiled_median_gives_no_speedup() -> None:
 
     assert Metrics(eager=times(5.0), compiled=times(1e-320)).speedup is None
     assert Metrics(eager=times(5.0), compiled=times(2.0)).speedup == 2.5
+
+
+def test_a_speedup_chart_of_many_runs_shows_the_lowest_and_highest(tmp_path: Path) -> None:
+    """Past MAX_SPEEDUP_BARS runs the chart keeps its height: it shows the 20 lowest and 20 highest speedups."""
+    import matplotlib.image
+
+    runs = [(f"run-{i:03d}", 0.5 + i / 100) for i in range(200)]
+    heights = {}
+    for n in (MAX_SPEEDUP_BARS, 200):
+        heights[n] = matplotlib.image.imread(speedup_chart(runs[:n], tmp_path / f"speedups-{n}.png")).shape[0]
+    assert heights[200] == heights[MAX_SPEEDUP_BARS]
