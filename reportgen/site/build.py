@@ -10,7 +10,6 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import overload
 
 from reportgen.errors import SiteError, os_failure
 from reportgen.pins import EXTRAS
@@ -159,7 +158,9 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     own = state.read(tree, quiet=True)  # the tree's own last build: its doctrees' file index spares re-reading
     state.forget(tree)
     previous, known = _start_from(state, current, tree, recorded, own.files if own is not None else {})
-    changed, documents = changed_documents(_site_own(previous), _site_own(stamp))  # (few: the units are apart)
+    changed, documents = changed_documents(
+        previous and _site_own(previous), _site_own(stamp)
+    )  # (few: the units are apart)
     jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
     (state.doctrees(tree) / OUTPUTS_FILE).unlink(missing_ok=True)  # only this run's record counts
     run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs, exclude=[UNIT_PATTERN])
@@ -195,14 +196,8 @@ def _start_from(
     return None, {}
 
 
-@overload
-def _site_own(stamp: BuildStamp) -> BuildStamp: ...
-@overload
-def _site_own(stamp: None) -> None: ...
-def _site_own(stamp: BuildStamp | None) -> BuildStamp | None:
+def _site_own(stamp: BuildStamp) -> BuildStamp:
     """`stamp` without the sources of the units (the runs' directories, built apart: `site.units`)."""
-    if stamp is None:
-        return None
     kept = {k: v for k, v in stamp.sources.items() if not in_unit(k)}
     return BuildStamp(inputs=stamp.inputs, sources=kept)
 

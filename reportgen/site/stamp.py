@@ -18,12 +18,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, NonNegativeIn
 from reportgen.site.sphinx_runner import OUTPUTS_FILE
 from reportgen.site.trees import Listing, listing, read_regular
 
-__all__ = ["INPUTS_MAX_CHARS", "BuildStamp", "changed_documents", "prune_removed"]
+__all__ = ["INPUTS_MAX_CHARS", "OUTPUTS_MAX_BYTES", "BuildStamp", "Outputs", "changed_documents", "prune_removed"]
 
 INPUTS_MAX_CHARS = 128
 """The longest `inputs` a stamp may hold: it is a SHA-256 hex digest (64 characters)."""
 _ENV_PICKLE = "environment.pickle"
-_OUTPUTS_MAX_BYTES = 256 * 1024 * 1024
+OUTPUTS_MAX_BYTES = 256 * 1024 * 1024
 """The largest record of the pages' images and downloads read (~100 bytes a file)."""
 _SEARCH_INDEX = "searchindex.js"
 _SOURCE_SUFFIXES = (".md", ".rst", ".ipynb")
@@ -67,7 +67,7 @@ def changed_documents(previous: BuildStamp | None, stamp: BuildStamp) -> tuple[i
     return len(changed), len(docs)
 
 
-class _Outputs(BaseModel):
+class Outputs(BaseModel):
     """`sphinx_runner.OUTPUTS_FILE`: what the pages of the build that just ended use."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -81,9 +81,9 @@ def _env_outputs(doctrees: Path) -> tuple[set[str], set[str]] | None:
     ended recorded them (`sphinx_runner`), else from the environment it wrote into `doctrees` (in this build,
     after the state it started from was checked: see `site.state`); None when neither can be read (then nothing
     is pruned there)."""
-    data = read_regular(doctrees / OUTPUTS_FILE, _OUTPUTS_MAX_BYTES)
+    data = read_regular(doctrees / OUTPUTS_FILE, OUTPUTS_MAX_BYTES)
     try:
-        recorded = _Outputs.model_validate_json(data) if data is not None else None
+        recorded = Outputs.model_validate_json(data) if data is not None else None
     except ValidationError:
         recorded = None
     if recorded is not None:

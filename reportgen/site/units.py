@@ -24,12 +24,12 @@ import subprocess
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from reportgen.errors import SiteError
 from reportgen.site.search import UnitSearch, unit_search
 from reportgen.site.sphinx_runner import OUTPUTS_FILE
-from reportgen.site.stamp import BuildStamp
+from reportgen.site.stamp import OUTPUTS_MAX_BYTES, BuildStamp, Outputs
 from reportgen.site.trees import read_regular, sync_tree
 
 __all__ = [
@@ -56,18 +56,8 @@ front page's overview hold a row per run: reading them took most of a unit's bui
 RECORDS_DIR = "units"
 """Where a tree's doctrees keep, per unit, what its pages use and its part of the search index (`<unit>.json`,
 `<unit>.search.json`): they go with the tree's doctrees, synced and sealed with them (`site.state`)."""
-_OUTPUTS_MAX_BYTES = 64 * 1024 * 1024
 _TAIL_LINES = 30
 _SEARCH_SUFFIX = ".search.json"
-
-
-class _Used(BaseModel):
-    """The images and downloads a unit's pages use (`sphinx_runner.OUTPUTS_FILE`), kept for pruning."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    images: list[str]
-    downloads: list[str]
 
 
 def in_unit(path: str) -> bool:
@@ -172,8 +162,8 @@ def _install(built: Path, tree: Path, unit: str, record: Path) -> None:
             sync_tree(html / part, tree / part)
         else:
             shutil.rmtree(tree / part, ignore_errors=True)
-    data = read_regular(built / "doctrees" / OUTPUTS_FILE, _OUTPUTS_MAX_BYTES) or b'{"images":[],"downloads":[]}'
-    used = _Used.model_validate_json(data)
+    data = read_regular(built / "doctrees" / OUTPUTS_FILE, OUTPUTS_MAX_BYTES) or b'{"images":[],"downloads":[]}'
+    used = Outputs.model_validate_json(data)
     for relative in (*used.images, *used.downloads):
         target, built_file = tree / relative, html / relative
         if target.is_symlink() or not target.is_file() or _stat(target) != _stat(built_file):
@@ -209,11 +199,11 @@ def units_used(records: Path, units: Collection[str]) -> tuple[set[str], set[str
     images: set[str] = set()
     downloads: set[str] = set()
     for unit in units:
-        data = read_regular(records / f"{unit}.json", _OUTPUTS_MAX_BYTES)
+        data = read_regular(records / f"{unit}.json", OUTPUTS_MAX_BYTES)
         if data is None:
             return None
         try:
-            used = _Used.model_validate_json(data)
+            used = Outputs.model_validate_json(data)
         except ValidationError:
             return None
         images.update(used.images)
@@ -226,7 +216,7 @@ def unit_searches(records: Path, units: Collection[str]) -> list[UnitSearch]:
     pages are not found by the site's search until it is built again)."""
     parts = []
     for unit in sorted(units):
-        data = read_regular(records / f"{unit}{_SEARCH_SUFFIX}", _OUTPUTS_MAX_BYTES)
+        data = read_regular(records / f"{unit}{_SEARCH_SUFFIX}", OUTPUTS_MAX_BYTES)
         try:
             parts.append(UnitSearch.model_validate_json(data)) if data is not None else None
         except ValidationError:
