@@ -7,6 +7,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -24,6 +25,7 @@ from reportgen.site.units import (
     UNIT_PATTERN,
     build_units,
     in_unit,
+    install_units,
     remove_units,
     stale_units,
     unit_names,
@@ -81,20 +83,47 @@ def run_sphinx(
     """Run `sphinx-build -W --keep-going -n -j JOBS -b html -d DOCTREES` (Sphinx's pickles outside the HTML:
     see `site.state`), leaving out the documents `exclude` matches too; SiteError with its output's tail on
     failure."""
-    own = [arg for pattern in exclude for arg in ("--exclude", pattern)]
-    base = _sphinx_command(jobs)
-    command = [*base[:3], *own, *base[3:], "-d", str(doctrees), str(source_dir), str(html_dir)]
-    try:
-        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-    except OSError as exc:
-        raise SiteError(f"cannot run sphinx-build: {exc}", path=source_dir) from exc
-    if result.returncode != 0:
-        tail = "\n".join(result.stdout.splitlines()[-_TAIL_LINES:])
+    with _Sphinx(source_dir, html_dir, doctrees=doctrees, jobs=jobs, exclude=exclude) as sphinx:
+        sphinx.finish()
+
+
+class _Sphinx:
+    """`run_sphinx` started, to do other work while it runs (its output goes to a file: a pipe left unread would
+    stall it); `finish` waits for it, leaving the `with` block before stops it."""
+
+    def __init__(self, source_dir: Path, html_dir: Path, *, doctrees: Path, jobs: str, exclude: Sequence[str]) -> None:
+        own = [arg for pattern in exclude for arg in ("--exclude", pattern)]
+        base = _sphinx_command(jobs)
+        command = [*base[:3], *own, *base[3:], "-d", str(doctrees), str(source_dir), str(html_dir)]
+        self._source_dir = source_dir
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by __exit__)
+        try:
+            self._proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
+        except OSError as exc:
+            self._log.close()
+            raise SiteError(f"cannot run sphinx-build: {exc}", path=source_dir) from exc
+
+    def __enter__(self) -> _Sphinx:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            self._proc.wait()
+        self._log.close()
+
+    def finish(self) -> None:
+        """Wait for Sphinx; SiteError with its output's tail when it failed."""
+        if self._proc.wait() == 0:
+            return
+        self._log.seek(0)
+        output = self._log.read().decode("utf-8", errors="replace")
+        tail = "\n".join(output.splitlines()[-_TAIL_LINES:])
         theme = EXTRAS["site"]
-        missing_theme = f"no theme named '{theme}'" in result.stdout and importlib.util.find_spec(theme) is None
+        missing_theme = f"no theme named '{theme}'" in output and importlib.util.find_spec(theme) is None
         raise SiteError(
-            f"sphinx-build failed with exit code {result.returncode}:\n{tail}",
-            path=source_dir,
+            f"sphinx-build failed with exit code {self._proc.returncode}:\n{tail}",
+            path=self._source_dir,
             hint=f"reportgen's site theme ({theme}) is not installed: pip install 'reportgen[site]'"
             if missing_theme
             else "fix the warnings above; every warning fails the build",
@@ -163,11 +192,13 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     )  # (few: the units are apart)
     jobs = "1" if changed <= SERIAL_SHARE * documents else "auto"
     (state.doctrees(tree) / OUTPUTS_FILE).unlink(missing_ok=True)  # only this run's record counts
-    run_sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs, exclude=[UNIT_PATTERN])
     units = unit_names(stamp.sources)
     records, work = state.doctrees(tree) / RECORDS_DIR, state.root / _UNITS_WORK
     stale = sorted(stale_units(previous, stamp, tree))
-    build_units(source_dir, tree, records, work, stale, _sphinx_command("1"), _cores())
+    with _Sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs, exclude=[UNIT_PATTERN]) as own_pages:
+        build_units(source_dir, work, stale, _sphinx_command("1"), _cores())  # while the site's own pages build
+        own_pages.finish()
+    install_units(work, tree, records, stale)
     remove_units(tree, records, unit_names(previous.sources) - units if previous else ())
     prune_removed(
         tree, state.doctrees(tree), previous.sources if previous else {}, stamp.sources, units_used(records, units)

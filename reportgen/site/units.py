@@ -39,6 +39,7 @@ __all__ = [
     "UNIT_PATTERN",
     "build_units",
     "in_unit",
+    "install_units",
     "remove_units",
     "stale_units",
     "unit_names",
@@ -103,21 +104,17 @@ def _include(source_dir: Path, unit: str) -> list[str]:
     return ["*", f"{REPORTS_DIR}/*", *(f"{name}/**" for name in top), f"{REPORTS_DIR}/{unit}/**"]
 
 
-def build_units(
-    source_dir: Path, tree: Path, records: Path, work: Path, units: Sequence[str], sphinx: list[str], jobs: int
-) -> None:
-    """Build `units` (each from scratch, in `jobs` processes, each building its share one after another) and copy
-    their pages, sources, images and downloads into `tree`; keep what each one's pages use and its part of the
-    search index in `records`. `work`: a directory of the build state to build them in (emptied, then removed).
+def build_units(source_dir: Path, work: Path, units: Sequence[str], sphinx: list[str], jobs: int) -> None:
+    """Build `units` (each from scratch, in `jobs` processes, each building its share one after another) in
+    `work`, a directory of the build state (emptied first); `install_units` puts them in the site.
 
     :param sphinx: the runner's command up to its Sphinx options (`python -m reportgen.site.sphinx_runner -W ...`)
     :raises SiteError: when Sphinx fails on a unit (its output's tail)
     """
+    shutil.rmtree(work, ignore_errors=True)
     if not units:
         return
-    shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    records.mkdir(exist_ok=True)
     shares = [list(units[i :: max(1, jobs)]) for i in range(min(max(1, jobs), len(units)))]
     procs = []
     for number, share in enumerate(shares):
@@ -148,6 +145,12 @@ def build_units(
                 path=source_dir,
                 hint="fix the warnings above; every warning fails the build",
             )
+
+
+def install_units(work: Path, tree: Path, records: Path, units: Sequence[str]) -> None:
+    """Copy the pages, sources, images and downloads of `units`, built in `work` (then removed), into `tree`;
+    keep what each one's pages use and its part of the search index in `records`."""
+    records.mkdir(exist_ok=True)
     for unit in units:
         _install(work / unit, tree, unit, records / unit)
     shutil.rmtree(work, ignore_errors=True)

@@ -120,9 +120,9 @@ def test_a_change_builds_only_its_runs_pages_and_equals_a_clean_build(
     built: list[list[str]] = []
     build_units = site.build_units
 
-    def spy(source: Path, tree: Path, records: Path, work: Path, units: list[str], *args: object) -> None:
+    def spy(source: Path, work: Path, units: list[str], *args: object) -> None:
         built.append(list(units))
-        build_units(source, tree, records, work, units, *args)  # type: ignore[arg-type]
+        build_units(source, work, units, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(site, "build_units", spy)
     html = build_site(results, tmp_path / "site")
