@@ -9,7 +9,9 @@
 # On a slow host (mixnet_l compiled 69-75 ms a step instead of 36) mixnet_l's warm-up took 4.7 min and a round
 # 9-10 min, and a round's 6 comparisons decided nothing (forward busy -11.5 to +1.7 pp): look at the first
 # round's step times before spending more. Its host probe read 1.74-1.88 ms against 0.78-0.97 ms on a normal
-# host: a sitting stops after the warm-up when the probe reads over $FID_MAX_PROBE_MS (default 1.3).
+# host: a sitting stops after the warm-up when the probe reads over $FID_MAX_PROBE_MS (default 1.15), and after a
+# round where a comparison's bare loop read over it (0.79-1.09 ms in a normal sitting's 9 comparisons, 1.19-1.72 ms
+# in a slow one's 6: its forward busy moved +-20 pp). CONTINUE=<an earlier sitting's --json> pools with it.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
@@ -17,9 +19,9 @@ FID_GROUPS=${FID_GROUPS:-3}
 mkdir -p "$W"
 step() { echo "[$(date -u +%H:%M:%S)] $*"; }
 fidelity() {  # recipe name, steps, max comparisons, extra arguments
-  python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" --rounds 2 \
-    --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
-    --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.3}" "${@:4}"
+  python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" \
+    --rounds "${FID_ROUNDS:-2}" --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
+    --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.15}" ${CONTINUE:+--continue-from "$CONTINUE"} "${@:4}"
 }
 run_resnet50() { fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" "$@"; }
 run_mixnet_l() { fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default "$@"; }

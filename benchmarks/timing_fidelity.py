@@ -2,7 +2,7 @@
 
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
-        [--max-host-probe-ms MS]
+        [--max-host-probe-ms MS] [--continue-from JSON]
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
 so one sitting's single pair proves nothing, and neither process may measure while another works:
@@ -27,7 +27,10 @@ figure's d are pooled as the Hodges-Lehmann shift with its exact Wilcoxon signed
 bursts make them heavy-tailed; at least 6 comparisons), judged against the tolerance: "inside" (the whole
 interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the mean with a Student-t interval
 is printed beside it. `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
-busy is undecided. `--json OUT` holds every number, rewritten after each comparison.
+busy is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
+puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
+`--max-host-probe-ms MS` a sitting stops when the host is slower than normal: after the warm-up when its probe
+reads over MS, and after a round where a comparison's bare loop did (that comparison is left out of the pools).
 """
 
 from __future__ import annotations
@@ -247,6 +250,10 @@ class Sitting:
     runs: list[Run] = field(default_factory=list)
     pooled: dict[str, Pooled] = field(default_factory=dict)
     bare_drift_percent: dict[str, float] = field(default_factory=dict)
+    continued_from: list[dict[str, object]] = field(default_factory=list)
+    """Earlier sittings whose comparisons come first in `runs`/`bares` (`--continue-from`): path, device, count."""
+    excluded: list[dict[str, object]] = field(default_factory=list)
+    """Comparisons left out of the pools: the host was not normal while they ran (`--max-host-probe-ms`)."""
 
 
 # --- statistics ----------------------------------------------------------------------------------------------------
@@ -630,6 +637,34 @@ class Plan:
     groups: int = 1
     steps: int | None = None
     max_host_probe_ms: float | None = None
+    continue_from: Path | None = None
+
+
+def continue_from(sitting: Sitting, path: Path) -> None:
+    """Put the comparisons of an earlier sitting's `--json` file first (the same recipe and variant, its pools
+    judged with the new ones): a sitting cut short by the machine's 30 min goes on where it stopped."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if (Path(data["recipe"]).name, data["variant"]) != (Path(sitting.recipe).name, sitting.variant):
+        raise SystemExit(f"{path}: a sitting of {data['recipe']} ({data['variant']}), not of this recipe and variant")
+    for bare in data["bares"]:
+        bare.pop("speedup", None)
+        sitting.bares.append(Bare(**bare))
+    for run in data["runs"]:
+        run.pop("speedup", None)
+        graphs = [GraphSide(**g) for g in run.pop("graphs")]
+        sitting.runs.append(Run(**run, graphs=graphs))
+    earlier = data.get("continued_from", [])
+    sitting.continued_from = [*earlier, {"path": str(path), "device": data["device"], "comparisons": len(data["runs"])}]
+    sitting.excluded = list(data.get("excluded", []))
+
+
+def _slow_host(plan: Plan, bare: Bare) -> float | None:
+    """The bare loop's median host probe when it reads over `--max-host-probe-ms` (the comparison ran on a host
+    slower than normal: left out of the pools, and the sitting stops), else None."""
+    probe = statistics.median(bare.host_probe_ms) if bare.host_probe_ms else None
+    return (
+        probe if plan.max_host_probe_ms is not None and probe is not None and probe > plan.max_host_probe_ms else None
+    )
 
 
 def _group_policy(warm: Run, swapped: bool) -> Turns:
@@ -690,7 +725,7 @@ def _start_group(
 def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None:
     """One round: `plan.groups` comparisons at once (each reportgen, its bare loop and a `-p` per graph), every
     measurement in a window of its own (the others paused), each comparison's windows in turns."""
-    first = len(sitting.runs) + 1
+    first = len(sitting.runs) + len(sitting.excluded) + 1
     numbers = list(range(first, first + plan.groups))
     groups = {str(n): _group_policy(warm, swapped=n % 2 == 0) for n in numbers}
     log = plan.work / "logs" / f"windows-{first}.log"
@@ -736,6 +771,10 @@ def _collect(
         if (seed := finished.get(f"seed {side.graph}")) is not None:
             _seed_result(side, *seed)
     sitting.device = sitting.device or bare.device
+    if (probe := _slow_host(plan, bare)) is not None:
+        sitting.excluded.append({"comparison": number, "bare_host_probe_ms": probe, "run": asdict(run)})
+        print(f"comparison {number} left out: its bare loop's host probe read {probe:.2f} ms", flush=True)
+        return
     sitting.runs.append(run)
     sitting.bares.append(bare)
     print(
@@ -812,11 +851,25 @@ def compare(plan: Plan) -> Sitting:
             "decided no figure.)"
         )
     env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
+    if plan.continue_from is not None:
+        continue_from(sitting, plan.continue_from)
+        update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)
+        print(f"continuing {plan.continue_from}: {len(sitting.runs)} comparisons", flush=True)
+    excluded = len(sitting.excluded)
     for _ in range(plan.rounds):
         _round(plan, sitting, warm, env)
-    while plan.until_decided is not None and len(sitting.runs) < plan.until_decided and undecided(sitting):
+        if len(sitting.excluded) > excluded:
+            break
+    while (
+        plan.until_decided is not None
+        and len(sitting.runs) < plan.until_decided
+        and undecided(sitting)
+        and len(sitting.excluded) == excluded
+    ):
         print(f"undecided: {', '.join(undecided(sitting))}; comparison {len(sitting.runs) + 1} on", flush=True)
         _round(plan, sitting, warm, env)
+    if len(sitting.excluded) > excluded:
+        print("the host slowed down during the sitting: it stops here (left-out comparisons are in --json)")
     report(sitting)
     return sitting
 
@@ -840,7 +893,13 @@ def main() -> int:
     parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
     parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
     parser.add_argument(
-        "--max-host-probe-ms", type=float, help="stop after the warm-up when its host probe reads more (a slow host)"
+        "--max-host-probe-ms",
+        type=float,
+        help="a slow host: stop after the warm-up when its host probe reads more, and when a comparison's bare loop "
+        "does (that comparison is left out of the pools)",
+    )
+    parser.add_argument(
+        "--continue-from", type=Path, metavar="JSON", help="an earlier sitting's --json: its comparisons come first"
     )
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
@@ -897,6 +956,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         groups=args.groups,
         steps=args.steps,
         max_host_probe_ms=args.max_host_probe_ms,
+        continue_from=args.continue_from.resolve() if args.continue_from else None,
     )
     if args.warm_up_only:
         plan.rounds = 0
