@@ -208,6 +208,18 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     publish(html_dir, tree)
     if current is not None and current != html_dir:
         remove_leftovers(current)
+    if jobs == "auto" or len(stale) > SERIAL_SHARE * len(units):
+        _prepare_next(state, tree, other_tree(html_dir, tree), stamp)
+
+
+def _prepare_next(state: SiteState, tree: Path, other: Path, stamp: BuildStamp) -> None:
+    """After a build that changed much (a clean one), make the other tree a copy of the one just published, so that
+    the next build, which starts by bringing it up to date, copies only its own changes: at 500 runs the first
+    one-change build after a clean one took 14.3 s against 7.7-8.2 s for the next ones."""
+    state.forget(other)
+    sync_tree(tree, other)
+    sync_tree(state.doctrees(tree), state.doctrees(other))
+    state.record(other, stamp, {})
 
 
 def _start_from(

@@ -15,7 +15,7 @@ from reportgen.errors import SiteError
 from reportgen.pipeline import build as build_site
 from reportgen.site import build as site
 from reportgen.site.stamp import BuildStamp, changed_documents
-from reportgen.site.trees import LEFTOVERS
+from reportgen.site.trees import LEFTOVERS, tree_dirs
 
 MakeBundle = Callable[..., Path]
 
@@ -127,6 +127,9 @@ def test_a_change_builds_only_its_runs_pages_and_equals_a_clean_build(
     monkeypatch.setattr(site, "build_units", spy)
     html = build_site(results, tmp_path / "site")
     assert built == [[f"b{i:02d}" for i in range(20)]]
+    published = html.resolve()
+    other = next(tree for tree in tree_dirs(html) if tree != published)
+    assert _site(other) == _site(published)  # made a copy after the clean build: the next one copies its changes only
     for i in range(3):
         make_bundle(results, f"b{i:02d}", title=f"b{i:02d} after")
     build_site(results, tmp_path / "site")
@@ -178,7 +181,12 @@ def test_a_site_built_before_the_trees_becomes_a_link(tmp_path: Path, make_bundl
     build_site(results, source)
     assert html.is_symlink()
     assert 'href="beta/index.html"' in (html / "reports" / "index.html").read_text()
-    assert sorted(p.name for p in html.parent.iterdir()) == [".html-a", ".html-state", "html"]  # the plain one is gone
+    assert sorted(p.name for p in html.parent.iterdir()) == [
+        ".html-a",
+        ".html-b",
+        ".html-state",
+        "html",
+    ]  # the plain one is gone
 
 
 def test_the_build_inputs_do_not_depend_on_the_directory_it_was_started_from(

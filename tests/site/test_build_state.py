@@ -141,7 +141,7 @@ def test_a_plant_that_looks_unchanged_to_the_sync_does_not_run(tmp_path: Path, m
     (size and mtime) keeps it, the digest of the doctrees does not."""
     results, source, html = _two_bundles(tmp_path, make_bundle)
     marker = tmp_path / "marker"
-    shutil.copytree(html.resolve(), html.parent / _TREES[1])  # the other tree, as the previous build left it
+    shutil.copytree(html.resolve(), html.parent / _TREES[1], dirs_exist_ok=True)  # (as the clean build left it)
     published, other = _doctree_dirs(html)[0::2], _doctree_dirs(html)[1::2]
     for mine, theirs in zip(published, other, strict=True):
         if not (mine / "environment.pickle").is_file():
@@ -247,6 +247,7 @@ def test_a_tree_that_is_a_link_is_not_built_through(tmp_path: Path, make_bundle:
     results, source, html = _two_bundles(tmp_path, make_bundle)
     outside = tmp_path / "outside"
     outside.mkdir()
+    shutil.rmtree(html.parent / _TREES[1])  # (the clean build left a copy of the published tree there)
     (html.parent / _TREES[1]).symlink_to(outside)
     make_bundle(results, "beta", title="beta after")
     build_site(results, source)

@@ -29,7 +29,7 @@ def test_the_build_state_is_private_and_outside_the_published_tree(tmp_path: Pat
     make_bundle(tmp_path / "results", "alpha")
     html = build_site(tmp_path / "results", tmp_path / "site")
     build = tmp_path / "site" / "_build"
-    assert sorted(p.name for p in build.iterdir()) == [".html-a", ".html-state", "html"]
+    assert sorted(p.name for p in build.iterdir()) == [".html-a", ".html-b", ".html-state", "html"]  # (b: a copy)
     assert state_dir(html) == build / ".html-state"
     assert _mode(build / ".html-state") == 0o700
     assert _mode(build / ".html-state" / KEY_FILE) == 0o600
