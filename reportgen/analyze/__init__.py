@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
+from reportgen.analyze.costs import name_costs, with_costs
 from reportgen.analyze.counts import step_counts, step_figures
 from reportgen.analyze.evidence import region_evidence
 from reportgen.analyze.findings import findings
@@ -23,6 +24,7 @@ from reportgen.bundle import (
     ANALYSIS_REVISION,
     MANIFEST_FILE,
     MAX_TRACE_BYTES,
+    SHAPES_TRACE_FILE,
     Analysis,
     Capture,
     Figures,
@@ -36,7 +38,7 @@ from reportgen.bundle import (
     read_provenance,
 )
 from reportgen.errors import AnalysisError, BundleError
-from reportgen.formats import module_index, paused_gc, read_trace
+from reportgen.formats import load_trace, module_index, paused_gc, read_trace
 
 __all__ = [
     "GraphAttribution",
@@ -84,6 +86,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir), device)
+    kernels = _with_costs(bundle_dir, kernels, device)
     analysis = Analysis(
         revision=ANALYSIS_REVISION,
         kernels=kernels,
@@ -99,6 +102,20 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
+
+
+def _with_costs(bundle_dir: Path, kernels: KernelTable, device: Literal["cuda", "cpu"]) -> KernelTable:
+    """The kernel rows with their FLOPs and bytes from the shapes trace (`analyze.costs`); the table as it was
+    without that trace, or with a warning when it cannot be read."""
+    if not os.path.lexists(bundle_dir / SHAPES_TRACE_FILE):
+        return kernels
+    try:
+        trace = load_trace(_confined(bundle_dir, SHAPES_TRACE_FILE))
+        with paused_gc():
+            return with_costs(kernels, name_costs(trace, device))
+    except AnalysisError as exc:
+        logger.warning("FLOPs not counted: %s", exc)
+        return kernels
 
 
 def _provenance(bundle_dir: Path) -> Provenance | None:

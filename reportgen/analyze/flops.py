@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "COUNTED_OPS",
     "DTYPE_BYTES",
     "OpCost",
     "attention_backward_flops",
@@ -112,6 +113,10 @@ _ATTENTION = frozenset(
     }
 )
 _ATTENTION_BACKWARD = frozenset(f"{name}_backward" for name in _ATTENTION)
+COUNTED_OPS = frozenset(
+    {*_MATMULS, "aten::convolution", "aten::convolution_backward", *_ATTENTION, *_ATTENTION_BACKWARD}
+)
+"""The ops `op_cost` counts."""
 
 
 def _ints(text: str) -> list[int]:

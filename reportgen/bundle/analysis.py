@@ -21,11 +21,23 @@ __all__ = [
     "GraphKernel",
     "IdleHistogram",
     "Kernel",
+    "KernelCost",
     "KernelTable",
     "PeakBandwidth",
     "RegionEvidence",
     "StepAnalysis",
 ]
+
+
+class KernelCost(BundleModel):
+    """The FLOPs and least bytes of a kernel's launches over the profiled steps, from the ops that launched them
+    (`reportgen.analyze.costs`): a matrix product, convolution or attention op's cost is shared among the kernels
+    it launched in proportion to their time."""
+
+    flops: float = Field(description="FLOPs over the profiled steps (a multiply-add is 2).")
+    bytes: float | None = Field(default=None, description="Least bytes moved (inputs read and outputs written once).")
+    dtype: str = Field(description="The dtype of the products, as the profiler names it (`c10::BFloat16`, `float`).")
+    ops: list[str] = Field(description="The ops the FLOPs come from (`aten::mm`, `aten::convolution`, ...).")
 
 
 class Kernel(BundleModel):
@@ -36,6 +48,7 @@ class Kernel(BundleModel):
     device_time_us: float = Field(description="Total device (or self CPU) time over the profiled steps.")
     count: int
     share: float = Field(description="Fraction of the table's total time, 0..1.")
+    cost: KernelCost | None = Field(default=None, description="FLOPs and bytes, where an op of known cost ran it.")
 
     @property
     def mean_us(self) -> float:
@@ -219,14 +232,15 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 6
+ANALYSIS_REVISION = 7
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
 3: timing statistics (intervals, noise) and step windows that partition the timeline; 4: the host's noise
 (the host probe's CV and its correlation with the steps) and the noisy-host finding; 5: kernel provenance (each
 kernel row's module and line, time per module and per line) and the findings that name them; 6: the repeatable
-figures (device time and counts per profiled step, eager and compiled: `figures`)."""
+figures (device time and counts per profiled step, eager and compiled: `figures`); 7: FLOPs and bytes of the
+kernel rows whose launching op has a known cost (`Kernel.cost`)."""
 
 
 class PeakBandwidth(BundleModel):

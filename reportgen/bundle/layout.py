@@ -43,6 +43,7 @@ __all__ = [
     "PROVENANCE_FILE",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
+    "SHAPES_TRACE_FILE",
     "TRACE_FILE",
     "module_dir",
 ]
@@ -58,6 +59,9 @@ COMPARISON_FILE = "comparison.json"
 RECIPE_FILE = "recipe.yaml"
 TRACE_FILE = "trace.json.gz"
 EAGER_TRACE_FILE = "trace-eager.json.gz"
+SHAPES_TRACE_FILE = "trace-shapes.json.gz"
+"""One compiled step recorded with its ops' shapes (`record_shapes=True`): what the FLOP counts read. Kept apart
+from the profiled steps, whose timing the shapes' recording would slow."""
 LOG_FILE = "run.log"
 GRAPHS_DIR = "graphs"
 MODULES_DIR = "modules"

@@ -28,6 +28,7 @@ from reportgen.formats.module_index import (
 )
 from reportgen.formats.rewrite import rewrite_trace
 from reportgen.formats.seed_output import SeedProfile, parse_seed_output
+from reportgen.formats.shapes import Anchor, ShapedOp, WorkItem, shaped_ops, work_items
 from reportgen.formats.stream import (
     paused_gc,
     read_trace,
@@ -66,13 +67,16 @@ __all__ = [
     "REGION_PREFIX",
     "RERUN_HINT",
     "STEP_PREFIX",
+    "Anchor",
     "DeviceProperties",
     "Event",
     "SeedProfile",
+    "ShapedOp",
     "Trace",
     "TraceBounds",
     "TraceEvent",
     "TraceTooLargeError",
+    "WorkItem",
     "WrapperSite",
     "compact_event",
     "device_time_by_name",
@@ -94,6 +98,8 @@ __all__ = [
     "read_module",
     "read_trace",
     "rewrite_trace",
+    "shaped_ops",
     "user_frame",
+    "work_items",
     "wrapper_sites",
 ]

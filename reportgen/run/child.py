@@ -22,6 +22,7 @@ from reportgen.bundle import (
     CAPTURE_FILE,
     EAGER_TRACE_FILE,
     PROVENANCE_FILE,
+    SHAPES_TRACE_FILE,
     TRACE_FILE,
     Capture,
     GraphBenchmark,
@@ -211,6 +212,7 @@ def _profile_and_capture(
     )
     if eager is not None:
         progress.update(eager_trace_file=EAGER_TRACE_FILE)
+    captures.attempt("shapes", lambda: measure.record_shapes(work, compiled, out_dir / SHAPES_TRACE_FILE))
     graphs: list[GraphBenchmark] = []
     if recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not

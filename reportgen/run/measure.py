@@ -33,6 +33,7 @@ __all__ = [
     "host_probe",
     "peak_memory",
     "profile_steps",
+    "record_shapes",
     "step_times",
     "time_block",
     "time_call",
@@ -169,4 +170,19 @@ def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, tra
                 with torch.profiler.record_function(MEASUREMENT_SPAN):  # not the model's: counts leave it out
                     workload.synchronize()  # the last step's kernels end inside the recorded window
             prof.step()
+    return trace_path
+
+
+def record_shapes(workload: Workload, fn: Callable[..., object], trace_path: Path) -> Path:
+    """Record one step of `fn` with its ops' input shapes, dtypes and scalar arguments (`record_shapes=True`) and
+    export a gzipped chrome trace: what the FLOP counts read (`reportgen.analyze.flops`). Untimed, after the
+    measurements: recording shapes costs CPU time per op, which the profiled steps must not pay."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if workload.device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    workload.synchronize()
+    with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+        workload.step(fn)
+        workload.synchronize()
+    prof.export_chrome_trace(str(trace_path))
     return trace_path

@@ -27,6 +27,7 @@ from reportgen.bundle import (
     GRAPHS_DIR,
     MODULES_DIR,
     RECIPE_FILE,
+    SHAPES_TRACE_FILE,
     TRACE_FILE,
     Redaction,
     is_plain_file,
@@ -130,13 +131,14 @@ class Scrubber:
             return Recipe.model_validate(data)
 
     def scrub_traces(self, bundle: Path) -> None:
-        """Redact the run's profiler traces (`trace.json.gz`, `trace-eager.json.gz`,
+        """Redact the run's profiler traces (`trace.json.gz`, `trace-eager.json.gz`, `trace-shapes.json.gz`,
         `graphs/*.json.gz`): span names (a
         `record_function` label), args. A trace past the bounds of any trace read is removed: no report could
         read or publish it, and it was not scrubbed."""
         graphs = bundle / GRAPHS_DIR
         listed = sorted(graphs.glob("*.json.gz")) if graphs.is_dir() and not graphs.is_symlink() else []
-        for path in [bundle / TRACE_FILE, bundle / EAGER_TRACE_FILE, *listed]:
+        traces = (TRACE_FILE, EAGER_TRACE_FILE, SHAPES_TRACE_FILE)
+        for path in [*(bundle / name for name in traces), *listed]:
             try:
                 plain = is_plain_file(os.lstat(path))  # never through a link, nor an outside file's hard link
             except OSError:

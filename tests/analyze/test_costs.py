@@ -1,0 +1,95 @@
+"""FLOPs per kernel row (issue 31): a real CPU run's rows against a count made by hand from its recipe, and the
+sharing of an op's cost among the GPU kernels it launched, on a trace written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.analyze import analyze
+from reportgen.analyze.costs import name_costs, with_costs
+from reportgen.bundle import SHAPES_TRACE_FILE, Kernel, KernelTable, RunStatus, read_capture, read_manifest
+from reportgen.formats import Trace
+from reportgen.recipe import load_recipe
+from reportgen.run import RunOptions, run_recipe
+
+RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
+
+
+@pytest.mark.slow
+def test_a_cpu_training_runs_matrix_products_are_counted_as_its_recipe_says(tmp_path: Path) -> None:
+    """tiny_train: Linear(16, 16) -> ReLU -> Linear(16, 16) on a (4, 16) batch, trained. Per step: forward two
+    addmm of 4 x 16 x 16 multiply-adds (2,048 FLOPs each); backward the second layer's input and weight
+    gradients and the first layer's weight gradient (its input needs none), three mm of 2,048 FLOPs:
+    10,240 FLOPs a step, over the 2 profiled steps 20,480."""
+    path = RECIPES / "tiny_train.yaml"
+    bundle = run_recipe(load_recipe(path), path, tmp_path, RunOptions())
+    manifest = read_manifest(bundle)
+    assert manifest.status is RunStatus.ok, manifest.error
+    assert (bundle / SHAPES_TRACE_FILE).is_file()
+    analysis = analyze(bundle, manifest, read_capture(bundle, manifest))
+    counted = [row for row in analysis.kernels.kernels if row.cost is not None]
+    assert sum(row.cost.flops for row in counted if row.cost) == pytest.approx(20_480)
+    ops = {op for row in counted if row.cost for op in row.cost.ops}
+    assert ops == {"aten::addmm", "aten::mm"}
+    assert all(row.cost.dtype == "float" for row in counted if row.cost)
+    assert not any(row.name.startswith("graph_") for row in counted)  # Inductor's own C++ kernels: no op of known cost
+
+
+def _op(name: str, ts: float, dur: float, external: int, **args: object) -> dict[str, object]:
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"External id": external, **args}}  # fmt: skip
+
+
+def _kernel(name: str, ts: float, dur: float, external: int | None) -> dict[str, object]:
+    args = {"External id": external} if external is not None else {}
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur, "args": args}
+
+
+def test_an_ops_cost_is_shared_among_its_kernels_by_time_and_scaled_to_the_tables_launches(tmp_path: Path) -> None:
+    """aten::convolution (2, 3, 16, 16) * (8, 3, 3, 3), stride 2, padding 1: 2 x 8 x 64 outputs of 27 multiply-adds
+    = 55,296 FLOPs, run by cudnn_convolution (nested in it) as two kernels of 30 and 10 µs; a Triton kernel
+    launched outside any counted op has no cost; an mm whose dims do not multiply is left uncounted."""
+    conv = {
+        "Input Dims": [[2, 3, 16, 16], [8, 3, 3, 3], [], [], [], [], [], [], []],
+        "Input type": [
+            "float",
+            "float",
+            "",
+            "ScalarList",
+            "ScalarList",
+            "ScalarList",
+            "Scalar",
+            "ScalarList",
+            "Scalar",
+        ],
+        "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"],
+    }
+    events = [
+        _op("aten::convolution", 0, 100, 1, **conv),
+        _op("aten::cudnn_convolution", 10, 80, 2),
+        _kernel("xmma_fprop", 200, 30, 2),
+        _kernel("transform_input", 240, 10, 2),
+        _kernel("triton_poi_fused_relu_0", 260, 5, 9),
+        _op("aten::mm", 300, 10, 3, **{"Input Dims": [[4, 5], [4, 5]], "Input type": ["float", "float"]}),
+        _kernel("gemm", 320, 4, 3),
+    ]
+    costs = name_costs(Trace(path=tmp_path / "t.json", events=events), "cuda")
+    assert costs["xmma_fprop"].flops == pytest.approx(55_296 * 30 / 40)
+    assert costs["transform_input"].flops == pytest.approx(55_296 * 10 / 40)
+    assert costs["triton_poi_fused_relu_0"].flops == 0 and costs["gemm"].flops == 0
+    table = KernelTable(
+        device="cuda",
+        profiled_steps=3,
+        total_us=100.0,
+        kernels=[
+            Kernel(name="xmma_fprop", category="conv", device_time_us=90.0, count=3, share=0.9),
+            Kernel(name="triton_poi_fused_relu_0", category="pointwise", device_time_us=10.0, count=3, share=0.1),
+        ],
+    )
+    rows = with_costs(table, costs).kernels
+    assert rows[0].cost is not None and rows[0].cost.flops == pytest.approx(3 * 55_296 * 0.75)  # 3 launches
+    bytes_per_call = (2 * 3 * 256 + 8 * 27 + 2 * 8 * 64) * 4
+    assert rows[0].cost.bytes == pytest.approx(3 * bytes_per_call * 0.75)
+    assert rows[0].cost.ops == ["aten::convolution"] and rows[1].cost is None
