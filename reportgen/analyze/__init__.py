@@ -18,6 +18,7 @@ from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.provenance import attribute_kernels
+from reportgen.analyze.roofline import roof, with_bounds
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
@@ -87,6 +88,8 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir), device)
     kernels = _with_costs(bundle_dir, kernels, device)
+    found_roof = roof(manifest.environment, capture)
+    kernels = with_bounds(kernels, found_roof)
     analysis = Analysis(
         revision=ANALYSIS_REVISION,
         kernels=kernels,
@@ -97,6 +100,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         regions=regions,
         sources=sources,
         peak=peak_bandwidth(manifest.environment, capture),
+        roof=found_roof,
         timing=timing_summary(manifest.metrics),
         provenance=provenance,
         figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),

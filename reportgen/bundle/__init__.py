@@ -19,6 +19,7 @@ from reportgen.bundle.analysis import (
     KernelTable,
     PeakBandwidth,
     RegionEvidence,
+    Roof,
     StepAnalysis,
 )
 from reportgen.bundle.attribution import KernelOrigin, LineTime, ModuleTime, OriginMatch, ProvenanceSummary
@@ -252,6 +253,7 @@ __all__ = [
     "Recompile",
     "Redaction",
     "RegionEvidence",
+    "Roof",
     "RunPhase",
     "RunRecord",
     "RunStatus",

@@ -25,6 +25,7 @@ __all__ = [
     "KernelTable",
     "PeakBandwidth",
     "RegionEvidence",
+    "Roof",
     "StepAnalysis",
 ]
 
@@ -38,6 +39,16 @@ class KernelCost(BundleModel):
     bytes: float | None = Field(default=None, description="Least bytes moved (inputs read and outputs written once).")
     dtype: str = Field(description="The dtype of the products, as the profiler names it (`c10::BFloat16`, `float`).")
     ops: list[str] = Field(description="The ops the FLOPs come from (`aten::mm`, `aten::convolution`, ...).")
+    bound_tflops: float | None = Field(
+        default=None,
+        description="The roof at its arithmetic intensity: the lower of its dtype's peak and intensity x the memory "
+        "peak (`Analysis.roof`); None where the GPU or the dtype has no peak in the table.",
+    )
+    bound: Literal["compute", "memory"] | None = Field(default=None, description="Which roof `bound_tflops` is.")
+
+    def achieved_tflops(self, time_us: float) -> float | None:
+        """FLOP/s over `time_us` (the row's time), in TFLOP/s."""
+        return self.flops / (time_us * 1e6) if time_us > 0 else None
 
 
 class Kernel(BundleModel):
@@ -243,6 +254,16 @@ figures (device time and counts per profiled step, eager and compiled: `figures`
 kernel rows whose launching op has a known cost (`Kernel.cost`)."""
 
 
+class Roof(BundleModel):
+    """The GPU's peaks the kernel rows are held to (`reportgen.analyze.gpu_peaks`)."""
+
+    model: str = Field(description="The table's GPU model, e.g. `H100 SXM`.")
+    memory_tbps: float
+    source: str = Field(description="The datasheet the figures come from.")
+    tf32_matmul: bool | None = Field(default=None, description="float32 products held to the TF32 peak.")
+    tf32_cudnn: bool | None = Field(default=None, description="float32 convolutions held to the TF32 peak.")
+
+
 class PeakBandwidth(BundleModel):
     """The memory bandwidth a kernel's GB/s is compared against."""
 
@@ -271,6 +292,9 @@ class Analysis(BundleModel):
     )
     sources: ModuleIndex | None = Field(default=None, description="Where each compiled graph's kernels are defined.")
     peak: PeakBandwidth | None = Field(default=None, description="The peak that kernels' GB/s is compared against.")
+    roof: Roof | None = Field(
+        default=None, description="The GPU's peaks the kernels' FLOPs are held to; None: unknown."
+    )
     timing: TimingSummary | None = Field(default=None, description="Intervals and noise of the step times.")
     provenance: ProvenanceSummary | None = Field(
         default=None, description="Kernel time per module and per source line; None = provenance not captured."

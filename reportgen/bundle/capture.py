@@ -154,6 +154,14 @@ class Capture(BundleModel):
     copy_bandwidth_gbps: float | None = Field(
         default=None, description="Measured device-to-device copy bandwidth (bytes read + written)."
     )
+    tf32_matmul: bool | None = Field(
+        default=None,
+        description="float32 matrix products could run in TF32 (`torch.get_float32_matmul_precision()` not "
+        "`highest`), read after the model ran; None: not recorded.",
+    )
+    tf32_cudnn: bool | None = Field(
+        default=None, description="float32 convolutions could run in TF32 (`torch.backends.cudnn.allow_tf32`)."
+    )
     notes: list[str] = Field(default_factory=list, description="Capture steps that were skipped, and why.")
 
 

@@ -253,7 +253,7 @@ class _Captures:
     def finish(self, graphs: list[GraphBenchmark]) -> Capture:
         from reportgen.run import capture
 
-        fields: dict[str, object] = {"graph_benchmarks": graphs}
+        fields: dict[str, object] = {"graph_benchmarks": graphs, **_tf32()}
         if self.device == "cuda":
             fields["copy_bandwidth_gbps"] = self.attempt("copy bandwidth", capture.copy_bandwidth_gbps)
             trace = self.out_dir / TRACE_FILE
@@ -265,6 +265,16 @@ class _Captures:
             )
             fields["kernel_benchmarks"] = kernels or []
         return Capture(notes=self.notes, **fields)  # type: ignore[arg-type]
+
+
+def _tf32() -> dict[str, bool]:
+    """Whether float32 products could run in TF32, as the model left the settings (the peak they are held to)."""
+    import torch
+
+    return {
+        "tf32_matmul": torch.get_float32_matmul_precision() != "highest",
+        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+    }
 
 
 def _cache_dir() -> Path | None:

@@ -1,0 +1,54 @@
+"""Each counted kernel row against the GPU's roof: the lower of its dtype's peak and its arithmetic intensity
+times the memory peak (the roofline model), from the peak table (`gpu_peaks`).
+
+float32 products are held to the TF32 peak where the run allowed TF32 (`Capture.tf32_matmul` for matrix
+products and attention, `Capture.tf32_cudnn` for convolutions), else to FP32.
+"""
+
+from __future__ import annotations
+
+from reportgen.analyze.gpu_peaks import gpu_peaks, peak_tflops
+from reportgen.bundle import Capture, Environment, Kernel, KernelTable, Roof
+
+__all__ = ["roof", "with_bounds"]
+
+_CONVOLUTIONS = frozenset({"aten::convolution", "aten::convolution_backward"})
+
+
+def roof(environment: Environment | None, capture: Capture | None) -> Roof | None:
+    """The peaks of the run's GPU; None on a CPU run or a GPU the table does not know."""
+    if environment is None or environment.device != "cuda":
+        return None
+    row = gpu_peaks(environment.device_name)
+    if row is None:
+        return None
+    return Roof(
+        model=row.model,
+        memory_tbps=row.memory_tbps,
+        source=row.source,
+        tf32_matmul=capture.tf32_matmul if capture else None,
+        tf32_cudnn=capture.tf32_cudnn if capture else None,
+    )
+
+
+def with_bounds(table: KernelTable, found: Roof | None) -> KernelTable:
+    """The table with each counted row's `bound_tflops` and `bound` (rows as they were without a roof)."""
+    peaks = gpu_peaks(found.model) if found is not None else None
+    if found is None or peaks is None:
+        return table
+    rows: list[Kernel] = []
+    for row in table.kernels:
+        cost = row.cost
+        if cost is None:
+            rows.append(row)
+            continue
+        convolution = bool(cost.ops) and set(cost.ops) <= _CONVOLUTIONS
+        tf32 = found.tf32_cudnn if convolution else found.tf32_matmul
+        compute = peak_tflops(peaks, cost.dtype, tf32=bool(tf32))
+        if compute is None:
+            rows.append(row)
+            continue
+        memory = cost.flops / cost.bytes * found.memory_tbps if cost.bytes else None  # FLOP/B x TB/s = TFLOP/s
+        bound, kind = (memory, "memory") if memory is not None and memory < compute else (compute, "compute")
+        rows.append(row.model_copy(update={"cost": cost.model_copy(update={"bound_tflops": bound, "bound": kind})}))
+    return table.model_copy(update={"kernels": rows})
