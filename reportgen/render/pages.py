@@ -16,10 +16,12 @@ from reportgen.bundle import (
     Kernel,
     KernelTable,
     Manifest,
+    Roof,
     RunStatus,
     TimingSummary,
 )
 from reportgen.escape import myst_markdown
+from reportgen.render.costs import COST_HEADER, cost_cells, costs_note, has_costs
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, SORTABLE, code_block, code_span, escape_md, figure, list_table
 from reportgen.render.timing_text import (
@@ -154,11 +156,11 @@ def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
     ]
 
 
-def _kernels(table: KernelTable | None, max_kernels: int) -> str:
-    return "\n\n".join(["## All kernels", kernels_text(table, max_kernels)])
+def _kernels(table: KernelTable | None, max_kernels: int, roof: Roof | None) -> str:
+    return "\n\n".join(["## All kernels", kernels_text(table, max_kernels, roof)])
 
 
-def kernels_text(table: KernelTable | None, max_kernels: int) -> str:
+def kernels_text(table: KernelTable | None, max_kernels: int, roof: Roof | None = None) -> str:
     """The `max_kernels` longest kernels: a sentence and a sortable table (no heading: embeddable alone)."""
     if table is None:
         return "No kernel table: the bundle has not been analysed or has no trace."
@@ -174,7 +176,11 @@ def kernels_text(table: KernelTable | None, max_kernels: int) -> str:
     )
     header = ["Rank", "Kernel", "Category", "Total (ms)", "Count", "Mean (µs)", "Share (%)"]
     rows = [_kernel_row(rank, k) for rank, k in enumerate(shown, start=1)]
-    return "\n\n".join([intro, list_table(header, rows, classes=SORTABLE)])
+    if not has_costs(table):
+        return "\n\n".join([intro, list_table(header, rows, classes=SORTABLE)])
+    rows = [[*row, *cost_cells(k)] for row, k in zip(rows, shown, strict=True)]
+    table_text = list_table([*header, *COST_HEADER], rows, classes=SORTABLE)
+    return "\n\n".join([intro, table_text, costs_note(table, roof)])
 
 
 def _environment(env: Environment | None) -> str:
@@ -270,7 +276,11 @@ def report_page(
         _failure(bundle, log_tail),
         _charts(chart_files),
         *inductor_sections,
-        _kernels(bundle.analysis.kernels if bundle.analysis else None, max_kernels),
+        _kernels(
+            bundle.analysis.kernels if bundle.analysis else None,
+            max_kernels,
+            bundle.analysis.roof if bundle.analysis else None,
+        ),
         _environment(bundle.manifest.environment),
         *trailing_sections,
         _recipe(bundle, recipe_yaml),

@@ -28,7 +28,7 @@ def kernels_of(bundle: Bundle, top: int, graph: int | None) -> str:
     """
     analysis = bundle.analysis
     if graph is None:
-        return kernels_text(analysis.kernels if analysis else None, top)
+        return kernels_text(analysis.kernels if analysis else None, top, analysis.roof if analysis else None)
     graphs = {g.graph: g for g in analysis.graphs if g.graph is not None} if analysis else {}
     if graph not in graphs:
         known = ", ".join(map(str, sorted(graphs))) or "none"

@@ -1,0 +1,37 @@
+"""The kernel table's FLOP columns (issue 31): achieved TFLOP/s and share of the roof, by hand."""
+
+from __future__ import annotations
+
+from reportgen.bundle import Kernel, KernelCost, KernelTable, Roof
+from reportgen.render import kernels_text
+from reportgen.render.costs import cost_cells
+
+
+def _table() -> KernelTable:
+    counted = KernelCost(
+        flops=2e9, bytes=1e6, dtype="c10::BFloat16", ops=["aten::mm"], bound_tflops=4.0, bound="compute"
+    )
+    return KernelTable(
+        device="cuda",
+        profiled_steps=2,
+        total_us=2000.0,
+        kernels=[
+            Kernel(name="sm90_gemm", category="extern GEMM", device_time_us=1000.0, count=2, share=0.5, cost=counted),
+            Kernel(name="triton_poi_fused_0", category="pointwise", device_time_us=1000.0, count=2, share=0.5),
+        ],
+    )
+
+
+def test_a_counted_row_shows_its_tflops_and_share_of_its_roof() -> None:
+    rows = _table().kernels
+    assert cost_cells(rows[0]) == ["2", "50 (compute)"]  # 2e9 FLOPs in 1 ms: 2 TFLOP/s, half of a 4 TFLOP/s roof
+    assert cost_cells(rows[1]) == ["—", "—"]
+
+
+def test_the_table_gains_the_columns_and_says_what_they_count() -> None:
+    roof = Roof(model="H100 SXM", memory_tbps=3.35, source="https://example.com/datasheet")
+    text = kernels_text(_table(), 10, roof)
+    assert "TFLOP/s" in text and "% of roof" in text and "50 (compute)" in text
+    assert "1 kernel, 50.0 % of the time, is counted" in text and "H100 SXM" in text
+    plain = _table().model_copy(update={"kernels": [k.model_copy(update={"cost": None}) for k in _table().kernels]})
+    assert "TFLOP/s" not in kernels_text(plain, 10, roof)
