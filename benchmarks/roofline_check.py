@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from tabulate import tabulate
@@ -35,7 +37,7 @@ def _ints(text: str) -> list[int]:
     return [int(part) for part in body.split(",") if part.strip()] if body else []
 
 
-def _call(op: ShapedOp) -> tuple[object, tuple[object, ...]]:
+def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
     """The op and its arguments made again on the GPU."""
 
     def tensor(i: int) -> torch.Tensor:
@@ -55,19 +57,18 @@ def _call(op: ShapedOp) -> tuple[object, tuple[object, ...]]:
     return torch.ops.aten.convolution_backward, (tensor(0), tensor(1), tensor(2), *args)
 
 
-def _time_ms(fn: object, args: tuple[object, ...], iterations: int) -> float:
-    call = fn  # type: ignore[assignment]
+def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> float:
     for _ in range(10):
-        call(*args)  # type: ignore[operator]
+        call(*args)
     rounds = []
     for _ in range(5):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(iterations):
-            call(*args)  # type: ignore[operator]
+            call(*args)
         end.record()
         end.synchronize()
-        rounds.append(start.elapsed_time(end) / iterations)
+        rounds.append(float(start.elapsed_time(end)) / iterations)
     return statistics.median(rounds)
 
 
