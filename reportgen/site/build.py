@@ -52,6 +52,9 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _DIST_SUFFIXES = frozenset({".dist-info", ".egg-info", ".egg-link", ".pth"})
 _TAIL_LINES = 30
 _UNITS_WORK = "units-work"
+_BUILDINFO_BACKUP = ".buildinfo.bak"
+"""Sphinx keeps the previous `.buildinfo` under this name when its configuration changed: not part of the site (a
+500-run site rebuilt after an upgrade held it where a clean build had none)."""
 SERIAL_SHARE = 0.1
 """An incremental build that changes at most this share of the documents runs Sphinx with `-j 1`: its parallel
 read sends the whole environment back from every chunk of documents (a cost that grows with the site), more
@@ -198,6 +201,7 @@ def _build_html(source_dir: Path, html_dir: Path) -> None:
     with _Sphinx(source_dir, tree, doctrees=state.doctrees(tree), jobs=jobs, exclude=[UNIT_PATTERN]) as own_pages:
         build_units(source_dir, work, stale, _sphinx_command("1"), _cores())  # while the site's own pages build
         own_pages.finish()
+    (tree / _BUILDINFO_BACKUP).unlink(missing_ok=True)
     install_units(work, tree, records, stale)
     remove_units(tree, records, unit_names(previous.sources) - units if previous else ())
     prune_removed(

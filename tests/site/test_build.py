@@ -206,3 +206,19 @@ def test_the_build_inputs_do_not_depend_on_the_directory_it_was_started_from(
     assert site._inputs() == from_checkout
     (site_packages / "furo-9999.dist-info").mkdir()
     assert site._inputs() != from_checkout
+
+
+def test_a_changed_sphinx_configuration_leaves_no_backup_of_its_build_info(
+    tmp_path: Path, make_bundle: MakeBundle
+) -> None:
+    """Sphinx moves a `.buildinfo` of another configuration to `.buildinfo.bak`; the site is still a clean
+    build's, file for file."""
+    results = tmp_path / "results"
+    make_bundle(results, "alpha")
+    html = build_site(results, tmp_path / "site")
+    info = html.resolve() / ".buildinfo"
+    info.write_text(re.sub(r"config: \w+", "config: 0123456789abcdef", info.read_text()))
+    make_bundle(results, "alpha", title="alpha after")
+    build_site(results, tmp_path / "site")
+    assert not (html / ".buildinfo.bak").exists()
+    assert _site(html) == _site(build_site(results, tmp_path / "clean"))
