@@ -16,6 +16,7 @@ from functools import cached_property
 
 from reportgen.analyze.copy_finding import layout_copies
 from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
+from reportgen.analyze.roof_finding import time_left
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
@@ -288,6 +289,11 @@ def layout_copies_rule(inputs: FindingInputs) -> Finding | None:
     return layout_copies(inputs.analysis)
 
 
+def time_left_rule(inputs: FindingInputs) -> Finding | None:
+    """Kernels of known FLOPs far below the GPU's roof (`roof_finding`)."""
+    return time_left(inputs.analysis)
+
+
 RULES: tuple[Rule, ...] = (
     compiled_slower,
     no_significant_difference,
@@ -297,6 +303,7 @@ RULES: tuple[Rule, ...] = (
     launch_bound,
     low_bandwidth,
     layout_copies_rule,
+    time_left_rule,
     autotune_compile,
     cpu_run,
 )

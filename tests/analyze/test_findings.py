@@ -555,7 +555,7 @@ def test_findings_run_rules_in_order_without_capture() -> None:
     metrics = Metrics(eager=_times(1.0, 0.9, 1.1), compiled=_times(2.0, 1.9, 2.1))
     found = findings(_manifest(device="cpu", metrics=metrics), None, _analysis([_graph(10.0)]))
     assert [f.rule for f in found] == ["compiled-slower", "cpu-run"]
-    assert len(RULES) == 10
+    assert len(RULES) == 11
     assert findings(_manifest(), Capture(), _analysis()) == []
 
 

@@ -1,0 +1,65 @@
+"""The time-left finding: kernels of known FLOPs far below the GPU's roof, and the time they would save at
+`ROOF_TARGET` of it (issue 31)."""
+
+from __future__ import annotations
+
+from reportgen.bundle import Analysis, Finding, Kernel
+
+__all__ = ["ROOF_TARGET", "TIME_LEFT_SHARE", "time_left", "time_left_us"]
+
+ROOF_TARGET = 0.8
+"""What a well-tuned kernel reaches: this share of its roof (cuBLAS GEMMs of large shapes reach 70-90 %)."""
+TIME_LEFT_SHARE = 0.05
+"""The finding fires when the time left is over this share of the kernel table's time."""
+_LISTED = 5
+
+
+def time_left_us(kernel: Kernel) -> float:
+    """The row's time beyond what its FLOPs would take at `ROOF_TARGET` of its roof (0 when under, or not held
+    to a roof)."""
+    cost = kernel.cost
+    if cost is None or not cost.bound_tflops:
+        return 0.0
+    ideal_us = cost.flops / (ROOF_TARGET * cost.bound_tflops * 1e6)
+    return max(kernel.device_time_us - ideal_us, 0.0)
+
+
+def time_left(analysis: Analysis) -> Finding | None:
+    """The kernels with the most time left, when together it is over `TIME_LEFT_SHARE` of the kernel time."""
+    table, roof = analysis.kernels, analysis.roof
+    if table is None or roof is None or table.total_us <= 0:
+        return None
+    ranked = sorted(((time_left_us(k), k) for k in table.kernels), key=lambda item: -item[0])
+    left = [(us, k) for us, k in ranked if us > 0]
+    total = sum(us for us, _ in left)
+    if total <= TIME_LEFT_SHARE * table.total_us:
+        return None
+    lines = []
+    for us, kernel in left[:_LISTED]:
+        cost = kernel.cost
+        assert cost is not None and cost.bound_tflops is not None
+        achieved = cost.achieved_tflops(kernel.device_time_us) or 0.0
+        lines.append(
+            f"- `{kernel.name}` ({', '.join(f'`{op}`' for op in cost.ops)}, `{cost.dtype}`): {achieved:.3g} TFLOP/s, "
+            f"{100 * achieved / cost.bound_tflops:.0f} % of its {cost.bound} roof ({cost.bound_tflops:.3g} TFLOP/s); "
+            f"{us / 1000:.2f} ms left"
+        )
+    if len(left) > _LISTED:
+        lines.append(f"- and {len(left) - _LISTED} more")
+    evidence = (
+        f"At {100 * ROOF_TARGET:.0f} % of their roof on an {roof.model}, the kernels of known FLOPs would take "
+        f"{total / 1000:.2f} ms less over the {table.profiled_steps} profiled steps: "
+        f"{100 * total / table.total_us:.1f} % of the kernel time.\n" + "\n".join(lines)
+    )
+    return Finding(
+        rule="time-left",
+        severity="info",
+        title="Matrix kernels below the GPU's roof",
+        evidence=evidence,
+        suggestion=(
+            "Compare `max-autotune` (Triton GEMM and convolution templates tuned per shape); run float32 products "
+            "in bf16 under AMP, or in TF32 (`torch.set_float32_matmul_precision('high')`) where a row is held to "
+            "FP32; use `channels_last` for convolutions; small or skinny shapes stay far from the roof whatever "
+            "the library: batching them is the remedy."
+        ),
+    )
