@@ -12,6 +12,7 @@ from reportgen.bundle import Capture, Environment, Kernel, KernelTable, Roof
 
 __all__ = ["roof", "with_bounds"]
 
+_CHART_DTYPES = ("float", "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn")
 _CONVOLUTIONS = frozenset({"aten::convolution", "aten::convolution_backward"})
 
 
@@ -28,6 +29,11 @@ def roof(environment: Environment | None, capture: Capture | None) -> Roof | Non
         source=row.source,
         tf32_matmul=capture.tf32_matmul if capture else None,
         tf32_cudnn=capture.tf32_cudnn if capture else None,
+        compute_tflops={
+            dtype: peak
+            for dtype in _CHART_DTYPES
+            if (peak := peak_tflops(row, dtype, tf32=bool(capture and capture.tf32_matmul))) is not None
+        },
     )
 
 

@@ -262,6 +262,10 @@ class Roof(BundleModel):
     source: str = Field(description="The datasheet the figures come from.")
     tf32_matmul: bool | None = Field(default=None, description="float32 products held to the TF32 peak.")
     tf32_cudnn: bool | None = Field(default=None, description="float32 convolutions held to the TF32 peak.")
+    compute_tflops: dict[str, float] = Field(
+        default_factory=dict,
+        description="Each dtype's dense peak (profiler dtype names; `float` as its matrix products are held).",
+    )
 
 
 class PeakBandwidth(BundleModel):

@@ -48,6 +48,7 @@ class ChartFiles:
     idle: str | None = None
     bandwidth: str | None = None
     modules: str | None = None
+    roofline: str | None = None
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:
@@ -156,8 +157,11 @@ def _kernel_row(rank: int, kernel: Kernel) -> list[str]:
     ]
 
 
-def _kernels(table: KernelTable | None, max_kernels: int, roof: Roof | None) -> str:
-    return "\n\n".join(["## All kernels", kernels_text(table, max_kernels, roof)])
+def _kernels(table: KernelTable | None, max_kernels: int, roof: Roof | None, roofline: str | None) -> str:
+    parts = ["## All kernels", kernels_text(table, max_kernels, roof)]
+    if roofline:
+        parts.append(figure(roofline, "Roofline", "Kernels of known FLOPs against the GPU's roofs, sized by time."))
+    return "\n\n".join(parts)
 
 
 def kernels_text(table: KernelTable | None, max_kernels: int, roof: Roof | None = None) -> str:
@@ -280,6 +284,7 @@ def report_page(
             bundle.analysis.kernels if bundle.analysis else None,
             max_kernels,
             bundle.analysis.roof if bundle.analysis else None,
+            chart_files.roofline,
         ),
         _environment(bundle.manifest.environment),
         *trailing_sections,

@@ -25,6 +25,7 @@ from pathlib import Path
 from reportgen.bundle import (
     HISTORY_DIR,
     RECIPE_FILE,
+    Analysis,
     Bundle,
     Capture,
     Comparison,
@@ -58,6 +59,7 @@ from reportgen.render.markup import HISTORY_PAGE, ORPHAN, escape_md, figure, pag
 from reportgen.render.pages import ChartFiles, report_page, report_title
 from reportgen.render.provenance import provenance_section
 from reportgen.render.redactions import redacted, redacted_bundle, redactions_section
+from reportgen.render.roofline_chart import roofline_chart
 from reportgen.render.sources import (
     SourcePages,
     kernel_docname,
@@ -93,6 +95,7 @@ IDLE_PNG = "idle_gaps.png"
 BANDWIDTH_PNG = "bandwidth.png"
 SPEEDUPS_PNG = "speedups.png"
 MODULES_PNG = "modules.png"
+ROOFLINE_PNG = "roofline.png"
 
 
 def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
@@ -125,7 +128,15 @@ def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
         idle=idle_histogram_chart(analysis.idle, path(IDLE_PNG)).name if analysis.idle else None,
         bandwidth=bandwidth_chart(benchmarks, peak, path(BANDWIDTH_PNG)).name if benchmarks else None,
         modules=module_time_chart(analysis.provenance, path(MODULES_PNG)).name if analysis.provenance else None,
+        roofline=_roofline(analysis, path(ROOFLINE_PNG)),
     )
+
+
+def _roofline(analysis: Analysis, path: Path) -> str | None:
+    """The roofline chart when the run's GPU has a roof and a kernel has FLOPs."""
+    if analysis.roof is None or not any(row.cost is not None for row in analysis.kernels.kernels):
+        return None
+    return roofline_chart(analysis.kernels, analysis.roof, path).name
 
 
 def leading_sections(bundle: Bundle, comparison: Comparison | None = None) -> list[str]:

@@ -20,6 +20,12 @@ def test_each_row_gets_the_roof_at_its_arithmetic_intensity() -> None:
     assert environment is not None and environment.device_name == "NVIDIA H100 80GB HBM3"
     found = roof(environment, Capture(tf32_matmul=False, tf32_cudnn=True))
     assert found is not None and (found.model, found.memory_tbps) == ("H100 SXM", 3.35)
+    assert found.compute_tflops == {
+        "float": 66.9,
+        "c10::BFloat16": 989.4,
+        "c10::Half": 989.4,
+        "c10::Float8_e4m3fn": 1978.9,
+    }
     gemm = 2 * 4096**3  # a bf16 4096^3 product: 3 x 4096^2 x 2 bytes, 1,365 FLOP/B: 4,574 TFLOP/s of memory roof
     table = KernelTable(
         device="cuda",

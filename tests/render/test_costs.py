@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from reportgen.bundle import Kernel, KernelCost, KernelTable, Roof
 from reportgen.render import kernels_text
 from reportgen.render.costs import cost_cells
+from reportgen.render.roofline_chart import roofline_chart
 
 
 def _table() -> KernelTable:
@@ -35,3 +38,13 @@ def test_the_table_gains_the_columns_and_says_what_they_count() -> None:
     assert "1 kernel, 50.0 % of the time, is counted" in text and "H100 SXM" in text
     plain = _table().model_copy(update={"kernels": [k.model_copy(update={"cost": None}) for k in _table().kernels]})
     assert "TFLOP/s" not in kernels_text(plain, 10, roof)
+
+
+def test_the_roofline_chart_draws_the_counted_rows(tmp_path: Path) -> None:
+    roof = Roof(
+        model="H100 SXM", memory_tbps=3.35, source="https://example.com", compute_tflops={"c10::BFloat16": 989.4}
+    )
+    path = roofline_chart(_table(), roof, tmp_path / "roofline.png")
+    assert path.read_bytes().startswith(b"\x89PNG")
+    empty = _table().model_copy(update={"kernels": _table().kernels[1:]})
+    assert roofline_chart(empty, roof, tmp_path / "empty.png").stat().st_size > 0  # says there is nothing to draw
