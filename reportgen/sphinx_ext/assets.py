@@ -46,6 +46,7 @@ CHART_KINDS: dict[str, ChartKind] = {
     "idle": ChartKind("idle", "Histogram of idle gaps"),
     "bandwidth": ChartKind("bandwidth", "Achieved bandwidth of hot kernels"),
     "modules": ChartKind("modules", "Modules with the most device time of their own"),
+    "roofline": ChartKind("roofline", "Kernels of known FLOPs against the GPU's roofs"),
 }
 """``:kind:`` values of ``perf-chart``."""
 
