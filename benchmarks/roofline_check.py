@@ -22,7 +22,7 @@ import torch
 from tabulate import tabulate
 
 from reportgen.analyze import analyze
-from reportgen.analyze.flops import COUNTED_OPS, op_cost
+from reportgen.analyze.flops import COUNTED_OPS, concrete_ints, op_cost
 from reportgen.bundle import SHAPES_TRACE_FILE, read_capture, read_manifest
 from reportgen.formats import ShapedOp, load_trace, shaped_ops, work_items
 
@@ -30,11 +30,6 @@ __all__: list[str] = []
 
 _DTYPES = {"float": torch.float32, "c10::BFloat16": torch.bfloat16, "c10::Half": torch.float16}
 _TIMED = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::convolution", "aten::convolution_backward")
-
-
-def _ints(text: str) -> list[int]:
-    body = text.strip().strip("[]").strip()
-    return [int(part) for part in body.split(",") if part.strip()] if body else []
 
 
 def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
@@ -50,10 +45,26 @@ def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
         return getattr(torch.ops.aten, op.name[6:]), (tensor(0), tensor(1), tensor(2))
     if op.name == "aten::convolution":
         bias = tensor(2) if op.dims[2] else None
-        args = (_ints(c[3]), _ints(c[4]), _ints(c[5]), c[6] == "True", _ints(c[7]), int(c[8]))
+        args = (
+            concrete_ints(c[3]),
+            concrete_ints(c[4]),
+            concrete_ints(c[5]),
+            c[6] == "True",
+            concrete_ints(c[7]),
+            int(c[8]),
+        )
         return torch.ops.aten.convolution, (tensor(0), tensor(1), bias, *args)
     mask = [part.strip() == "True" for part in c[10].strip("[]").split(",")]
-    args = (_ints(c[3]) or None, _ints(c[4]), _ints(c[5]), _ints(c[6]), c[7] == "True", _ints(c[8]), int(c[9]), mask)
+    args = (
+        concrete_ints(c[3]) or None,
+        concrete_ints(c[4]),
+        concrete_ints(c[5]),
+        concrete_ints(c[6]),
+        c[7] == "True",
+        concrete_ints(c[8]),
+        int(c[9]),
+        mask,
+    )
     return torch.ops.aten.convolution_backward, (tensor(0), tensor(1), tensor(2), *args)
 
 
@@ -82,7 +93,7 @@ def main() -> None:
     analysis = analyze(args.bundle, manifest, read_capture(args.bundle, manifest))
     trace = load_trace(args.bundle / SHAPES_TRACE_FILE)
     ops = sorted(shaped_ops(trace, COUNTED_OPS), key=lambda op: op.ts)
-    work = work_items(trace, "cuda")
+    work = work_items(trace)
     counted = [row for row in analysis.kernels.kernels if row.cost is not None]
     print(f"{args.bundle.name}: {len(counted)} of {len(analysis.kernels.kernels)} kernel rows counted, "
           f"{100 * sum(r.device_time_us for r in counted) / analysis.kernels.total_us:.1f} % of the time; "

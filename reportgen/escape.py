@@ -42,6 +42,7 @@ __all__ = [
     "PAGE_SCHEME",
     "RESERVED_STEMS",
     "chart_text",
+    "external_link",
     "html_attribute",
     "markdown_code",
     "markdown_text",
@@ -223,6 +224,13 @@ def _inline(children: Sequence[object]) -> str:
             out.append(f"]({href})" if href else "")
             href = None
     return _LINE_START_NUMBER.sub(r"\1\\\2", "".join(out).strip())
+
+
+def external_link(text: str, url: str) -> str:
+    """A MyST link to an http(s) `url` of safe characters (the rule recipe descriptions' links follow); `text` alone,
+    escaped, for any other target."""
+    label = myst_text(text)
+    return f"[{label}]({url})" if _SAFE_URL.fullmatch(url) else label
 
 
 def myst_role_text(text: str) -> str:

@@ -1,6 +1,6 @@
 """FLOPs and bytes per kernel name, from a trace recorded with the ops' shapes (`SHAPES_TRACE_FILE`).
 
-Each unit of work (`formats.shapes.work_items`: a kernel, or a CPU op's self time) is given to the outermost
+Each unit of work (a kernel, `formats.work_items`, or a CPU op's self time) is given to the outermost
 counted op (`flops.COUNTED_OPS`) that holds its anchor on the same thread: `aten::convolution` holds the
 `cudnn_convolution` that launched a cuDNN kernel, `aten::addmm` the cuBLAS kernel it launched. That op's cost
 (`flops.op_cost`) is shared among its work in proportion to time, so each kernel's TFLOP/s is its op's. Work no
@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reportgen.analyze.flops import COUNTED_OPS, OpCost, op_cost
+from reportgen.analyze.kernels import TimedOp, self_times
 from reportgen.bundle import Kernel, KernelCost, KernelTable
-from reportgen.formats import ShapedOp, Trace, WorkItem, shaped_ops, work_items
+from reportgen.formats import ShapedOp, Trace, WorkItem, cpu_ops, shaped_ops, work_items
 
 __all__ = ["NameCost", "name_costs", "with_costs"]
 
@@ -63,7 +64,7 @@ def _holder(holders: Mapping[str, tuple[list[float], list[ShapedOp]]], item: Wor
 def name_costs(trace: Trace, device: Literal["cuda", "cpu"]) -> dict[str, NameCost]:
     """Every work name of the trace with its launches and, where a counted op ran it, FLOPs and bytes."""
     holders = _holders(shaped_ops(trace, COUNTED_OPS))
-    work = work_items(trace, device)
+    work = work_items(trace) if device == "cuda" else _cpu_work(trace)
     held: dict[int, list[WorkItem]] = {}
     ops: dict[int, ShapedOp] = {}
     out: dict[str, NameCost] = {}
@@ -86,6 +87,19 @@ def name_costs(trace: Trace, device: Literal["cuda", "cpu"]) -> dict[str, NameCo
     if malformed:
         logger.warning("%d op calls with arguments unlike their schema were not counted", malformed)
     return out
+
+
+def _cpu_work(trace: Trace) -> list[WorkItem]:
+    """A CPU trace's ops with their self time (`kernels.self_times`, per thread), each anchored at itself."""
+    by_thread: dict[str, list[TimedOp]] = {}
+    for name, thread, ts, dur in cpu_ops(trace):
+        by_thread.setdefault(thread, []).append(TimedOp(name, "cpu_op", ts, dur, (thread, None)))
+    return [
+        WorkItem(op.name, own, (thread, op.ts))
+        for thread, ops in by_thread.items()
+        for op, own in self_times(ops)
+        if own > 0
+    ]
 
 
 def _share(cost: OpCost, op: str, items: Sequence[WorkItem], out: dict[str, NameCost]) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "OpCost",
     "attention_backward_flops",
     "attention_flops",
+    "concrete_ints",
     "conv_flops",
     "conv_output_size",
     "matmul_flops",
@@ -119,7 +120,7 @@ COUNTED_OPS = frozenset(
 """The ops `op_cost` counts."""
 
 
-def _ints(text: str) -> list[int]:
+def concrete_ints(text: str) -> list[int]:
     """A `Concrete Inputs` list such as `[2, 2]` (an int alone is a one-element list)."""
     body = text.strip().strip("[]").strip()
     return [int(part) for part in body.split(",") if part.strip()] if body else []
@@ -170,12 +171,12 @@ def op_cost(name: str, dims: Sequence[Dims], types: Sequence[str], concrete: Seq
 def _convolution(dims: Sequence[Dims], types: Sequence[str], concrete: Sequence[str]) -> OpCost:
     """`aten::convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)`."""
     x, weight = dims[0], dims[1]
-    stride, padding, dilation = (_ints(concrete[i]) for i in (3, 4, 5))
+    stride, padding, dilation = (concrete_ints(concrete[i]) for i in (3, 4, 5))
     transposed = concrete[6].strip() == "True"
     spatial = len(x) - 2
     stride, padding, dilation = (_spread(v, spatial) for v in (stride, padding, dilation))
     if transposed:
-        output_padding = _spread(_ints(concrete[7]), spatial)
+        output_padding = _spread(concrete_ints(concrete[7]), spatial)
         groups = int(concrete[8])
         out_channels = weight[1] * groups
         out = [

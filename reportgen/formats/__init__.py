@@ -28,7 +28,7 @@ from reportgen.formats.module_index import (
 )
 from reportgen.formats.rewrite import rewrite_trace
 from reportgen.formats.seed_output import SeedProfile, parse_seed_output
-from reportgen.formats.shapes import Anchor, ShapedOp, WorkItem, shaped_ops, work_items
+from reportgen.formats.shapes import Anchor, ShapedOp, WorkItem, cpu_ops, shaped_ops, work_items
 from reportgen.formats.stream import (
     paused_gc,
     read_trace,
@@ -79,6 +79,7 @@ __all__ = [
     "WorkItem",
     "WrapperSite",
     "compact_event",
+    "cpu_ops",
     "device_time_by_name",
     "embedded_source",
     "header_fields",

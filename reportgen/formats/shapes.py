@@ -2,9 +2,9 @@
 and each unit of work (a GPU kernel, or on a CPU trace an op's self time) with the op it ran under.
 
 - `shaped_ops`: the `cpu_op` events named in `names`, with `Input Dims`, `Input type` and `Concrete Inputs`.
-- `work_items`: on a GPU trace every kernel, memcpy and memset, anchored at the CPU op whose `External id` it
-  carries (the innermost ATen op that launched it); on a CPU trace every `cpu_op` with its self time, anchored at
-  itself. The anchor is (thread, start) of that op.
+- `work_items`: every kernel, memcpy and memset of a GPU trace, anchored at the CPU op whose `External id` it
+  carries (the innermost ATen op that launched it): (thread, start) of that op.
+- `cpu_ops`: every `cpu_op` of a CPU trace, whose self times are the work there.
 
 Untrusted input: values of the wrong type are skipped (an op without dims, a dim that is not a whole number),
 and a dims list is bounded in rank and count.
@@ -12,14 +12,14 @@ and a dims list is bounded in rank and count.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from reportgen.formats.events import GPU_WORK_CATS
 from reportgen.formats.trace import Trace, number
 
-__all__ = ["Anchor", "ShapedOp", "WorkItem", "shaped_ops", "work_items"]
+__all__ = ["Anchor", "ShapedOp", "WorkItem", "cpu_ops", "shaped_ops", "work_items"]
 
 _MAX_TENSORS = 64
 _MAX_RANK = 16
@@ -98,11 +98,9 @@ def shaped_ops(trace: Trace, names: frozenset[str]) -> list[ShapedOp]:
     return found
 
 
-def work_items(trace: Trace, device: Literal["cuda", "cpu"]) -> list[WorkItem]:
-    """Every unit of work with its anchor (see the module's docstring)."""
+def work_items(trace: Trace) -> list[WorkItem]:
+    """Every kernel, memcpy and memset of a GPU trace, anchored at the CPU op whose `External id` it carries."""
     events = list(_raw(trace))
-    if device == "cpu":
-        return _cpu_work(events)
     ops: dict[object, Anchor] = {}
     for event in events:
         args = event.get("args")
@@ -119,25 +117,11 @@ def work_items(trace: Trace, device: Literal["cuda", "cpu"]) -> list[WorkItem]:
     return work
 
 
-def _cpu_work(events: Sequence[dict[str, Any]]) -> list[WorkItem]:
-    """CPU ops with their self time (a stack sweep per thread), each anchored at itself."""
-    by_thread: dict[str, list[tuple[float, float, str]]] = {}
-    for event in events:
+def cpu_ops(trace: Trace) -> list[tuple[str, str, float, float]]:
+    """(name, thread, start, duration µs) of every `cpu_op`: on a CPU trace, the work itself."""
+    found = []
+    for event in _raw(trace):
         name, ts, dur = event.get("name"), number(event.get("ts")), number(event.get("dur"))
         if event.get("cat") == "cpu_op" and isinstance(name, str) and ts is not None and dur is not None and dur >= 0:
-            by_thread.setdefault(_thread(event), []).append((ts, dur, name))
-    work = []
-    for thread, ops in by_thread.items():
-        ops.sort(key=lambda op: (op[0], -op[1]))
-        children = [0.0] * len(ops)
-        stack: list[int] = []
-        for index, (ts, dur, _) in enumerate(ops):
-            while stack and ts >= ops[stack[-1]][0] + ops[stack[-1]][1]:
-                stack.pop()
-            if stack:
-                children[stack[-1]] += dur
-            stack.append(index)
-        for (ts, dur, name), child in zip(ops, children, strict=True):
-            if dur - child > 0:
-                work.append(WorkItem(name, dur - child, (thread, ts)))
-    return work
+            found.append((name, _thread(event), ts, dur))
+    return found

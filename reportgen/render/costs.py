@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from reportgen.bundle import Kernel, KernelTable, Roof
-from reportgen.render.markup import escape_md
+from reportgen.escape import external_link
+from reportgen.render.markup import escape_md, plural
 
 __all__ = ["COST_HEADER", "cost_cells", "costs_note", "has_costs"]
 
@@ -33,16 +34,12 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
     share = 100 * flops_time / table.total_us if table.total_us else 0.0
     where = (
         f"held to the roof of an {escape_md(roof.model)} at each kernel's arithmetic intensity: the lower of its "
-        f"dtype's dense peak and intensity × {roof.memory_tbps:g} TB/s ([datasheet]({roof.source}))"
+        f"dtype's dense peak and intensity × {roof.memory_tbps:g} TB/s ({external_link('datasheet', roof.source)})"
         if roof is not None
         else "no roof: the peak table does not know this device"
     )
     return (
         f"TFLOP/s: the FLOPs of the matrix products, convolutions and attention that launched a kernel (from their "
-        f"shapes, shared among the op's kernels by time) over its time; {_kernels(len(counted))}, {share:.1f} % of "
+        f"shapes, shared among the op's kernels by time) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
         f"the time, {'is' if len(counted) == 1 else 'are'} counted; the others (Inductor's own kernels, copies) are not. % of roof: {where}."
     )
-
-
-def _kernels(count: int) -> str:
-    return f"{count} kernel" if count == 1 else f"{count} kernels"

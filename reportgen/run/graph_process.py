@@ -30,7 +30,7 @@ __all__ = ["REQUEST_FILE", "RESULT_FILE", "main", "time_graphs_in_fresh_process"
 REQUEST_FILE = f"{GRAPHS_DIR}/request.json"
 RESULT_FILE = f"{GRAPHS_DIR}/benchmarks.json"
 WINDOWS_FILE = f"{GRAPHS_DIR}/windows.json"
-NO_WORKERS = "TORCHINDUCTOR_COMPILE_THREADS=1"
+NO_WORKERS = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
 """The process loads the run's compiled kernels from its warm cache, compiling nothing: with the run's compile
 workers (16 on a matrix run's share of a 2xH200 host) Inductor started its worker pool for them all the same, and
 the process took 16.6-19.9 s against 10.5-13.4 s with none (fused_add_mul, transformer; 3 alternating rounds each,
@@ -49,7 +49,7 @@ def time_graphs_in_fresh_process(
     (out_dir / GRAPHS_DIR).mkdir(exist_ok=True)
     (out_dir / REQUEST_FILE).write_bytes(_FILES.dump_json([f for f in files if f.kind == "wrapper"]))
     command = [python, "-m", "reportgen.run.graph_process", str(out_dir), device]
-    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "1"}  # see `NO_WORKERS`
+    env = {**os.environ, **NO_WORKERS}
     result = subprocess.run(command, check=False, env=env)  # inherits stdout/stderr: the run log
     (out_dir / REQUEST_FILE).unlink(missing_ok=True)
     if result.returncode != 0:

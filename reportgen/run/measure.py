@@ -151,9 +151,7 @@ def profile_steps(workload: Workload, fn: Callable[..., object], steps: int, tra
     `ProfilerStep#N` spans, which the analysis uses as step boundaries; without a schedule
     torch records no step markers.
     """
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if workload.device == "cuda":
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    activities = _activities(workload)
     schedule = torch.profiler.schedule(wait=0, warmup=1, active=steps, repeat=1)
 
     def export(prof: torch.profiler.profile) -> None:
@@ -177,12 +175,17 @@ def record_shapes(workload: Workload, fn: Callable[..., object], trace_path: Pat
     """Record one step of `fn` with its ops' input shapes, dtypes and scalar arguments (`record_shapes=True`) and
     export a gzipped chrome trace: what the FLOP counts read (`reportgen.analyze.flops`). Untimed, after the
     measurements: recording shapes costs CPU time per op, which the profiled steps must not pay."""
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if workload.device == "cuda":
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
     workload.synchronize()
-    with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+    with torch.profiler.profile(activities=_activities(workload), record_shapes=True) as prof:
         workload.step(fn)
         workload.synchronize()
     prof.export_chrome_trace(str(trace_path))
     return trace_path
+
+
+def _activities(workload: Workload) -> list[torch.profiler.ProfilerActivity]:
+    """What the profiler records: the CPU, and the GPU on a CUDA run."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if workload.device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    return activities

@@ -36,6 +36,11 @@ def test_the_table_gains_the_columns_and_says_what_they_count() -> None:
     text = kernels_text(_table(), 10, roof)
     assert "TFLOP/s" in text and "% of roof" in text and "50 (compute)" in text
     assert "1 kernel, 50.0 % of the time, is counted" in text and "H100 SXM" in text
+    assert "([datasheet](https://example.com/datasheet))" in text
+    hostile = roof.model_copy(update={"source": "javascript:alert(1)"})  # (a bundle's analysis.json says what it likes)
+    assert "(datasheet)" in kernels_text(_table(), 10, hostile) and "javascript" not in kernels_text(
+        _table(), 10, hostile
+    )
     plain = _table().model_copy(update={"kernels": [k.model_copy(update={"cost": None}) for k in _table().kernels]})
     assert "TFLOP/s" not in kernels_text(plain, 10, roof)
 
