@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["PEAKS", "GpuPeaks", "gpu_peaks", "peak_tflops"]
+__all__ = ["PEAKS", "GpuPeaks", "gpu_peaks", "peak_tflops", "peaks_of_model"]
 
 _H100 = "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet"
 _H200 = "https://www.nvidia.com/en-us/data-center/h200/"
@@ -70,6 +70,11 @@ def gpu_peaks(device_name: str) -> GpuPeaks | None:
         if re.search(row.pattern, device_name, flags=re.IGNORECASE):
             return row
     return None
+
+
+def peaks_of_model(model: str) -> GpuPeaks | None:
+    """The table's row of a model name it gave (`GpuPeaks.model`, kept in a bundle's `Analysis.roof`)."""
+    return next((row for row in PEAKS if row.model == model), None)
 
 
 def peak_tflops(peaks: GpuPeaks, dtype: str, *, tf32: bool) -> float | None:

@@ -7,7 +7,7 @@ products and attention, `Capture.tf32_cudnn` for convolutions), else to FP32.
 
 from __future__ import annotations
 
-from reportgen.analyze.gpu_peaks import gpu_peaks, peak_tflops
+from reportgen.analyze.gpu_peaks import gpu_peaks, peak_tflops, peaks_of_model
 from reportgen.bundle import Capture, Environment, Kernel, KernelTable, Roof
 
 __all__ = ["roof", "with_bounds"]
@@ -39,7 +39,7 @@ def roof(environment: Environment | None, capture: Capture | None) -> Roof | Non
 
 def with_bounds(table: KernelTable, found: Roof | None) -> KernelTable:
     """The table with each counted row's `bound_tflops` and `bound` (rows as they were without a roof)."""
-    peaks = gpu_peaks(found.model) if found is not None else None
+    peaks = peaks_of_model(found.model) if found is not None else None
     if found is None or peaks is None:
         return table
     rows: list[Kernel] = []

@@ -57,3 +57,18 @@ def test_a_gpu_the_table_does_not_know_and_a_cpu_run_have_no_roof() -> None:
         device="cuda", profiled_steps=1, total_us=1.0, kernels=[_row("k", 1.0, 1.0, "float", "aten::mm", 1.0)]
     )
     assert with_bounds(table, None) == table
+
+
+@pytest.mark.parametrize("device_name", ["NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-32GB", "NVIDIA H100 PCIe"])
+def test_every_gpu_the_table_knows_bounds_its_rows(device_name: str) -> None:
+    """The roof is found again by the model name it keeps, whatever the CUDA name looked like (an A100's rows
+    had no bound: its model name is not its CUDA name)."""
+    environment = make_manifest("r", RunStatus.ok, None).environment
+    assert environment is not None
+    found = roof(environment.model_copy(update={"device_name": device_name}), Capture(tf32_matmul=False))
+    table = KernelTable(
+        device="cuda", profiled_steps=1, total_us=1.0, kernels=[_row("k", 1e9, 1e9, "c10::Half", "aten::mm", 1.0)]
+    )
+    (row,) = with_bounds(table, found).kernels
+    assert found is not None and row.cost is not None and row.cost.bound == "memory"
+    assert row.cost.bound_tflops == pytest.approx(found.memory_tbps)  # 1 FLOP/B
