@@ -21,6 +21,8 @@ DIRECTIVES: dict[str, str] = {"problem": "important", "warning": "warning", "inf
 NO_FINDINGS = "No findings: nothing stood out."
 
 _CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_LOCATION = re.compile(r"/[^\s`]+:\d+")
+"""An absolute source location in a finding's evidence (`file:line`)."""
 _BACKTICKS = re.compile(r"`+")
 _CUDAGRAPHS = {
     "used": "used: compiled graphs are replayed as CUDA graphs.",
@@ -96,11 +98,14 @@ def _text(text: str) -> str:
 
 
 def _inline(text: str) -> str:
-    """One line: backtick-delimited pieces as code spans, the rest escaped; unbalanced backticks: all escaped."""
+    """One line: backtick-delimited pieces as code spans (a source location `/…/file.py:N` shortened, as in the
+    tables), the rest escaped; unbalanced backticks: all escaped."""
     out: list[str] = []
     position = 0
     for match in _CODE.finditer(text):
-        out += [_escaped(text[position : match.start()]), code_span(match.group(2))]
+        code = match.group(2)
+        span = location_span(code) if _LOCATION.fullmatch(code) else code_span(code)  # (short, the whole on hover)
+        out += [_escaped(text[position : match.start()]), span]
         position = match.end()
     out.append(_escaped(text[position:]))
     return "".join(out)

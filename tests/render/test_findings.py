@@ -53,6 +53,15 @@ def test_evidence_lines_lists_code_and_escaping() -> None:
     assert "**Suggestion:**\n\n- first\n- second\n```" in text
 
 
+def test_an_absolute_source_location_in_evidence_is_shortened_with_the_whole_path_on_hover() -> None:
+    """Issue 29 item 3, in findings as in the tables: `recipes/models.py:54`, the clone's path in the title."""
+    evidence = '- `features.1` at `/tmp/fresh/recipes/models.py:54`: 0.13 ms\n- at `/a/b"<x>/m.py:3`'
+    text = findings_section([_finding(evidence=evidence)])
+    assert '- `features.1` at <span title="/tmp/fresh/recipes/models.py:54">`recipes/models.py:54`</span>' in text
+    assert '<span title="/a/b&quot;&lt;x&gt;/m.py:3">`b"<x>/m.py:3`</span>' in text  # (the title stays one attribute)
+    assert "`m.py:3`" in findings_section([_finding(evidence="at `m.py:3`")])  # a short one is left as it is
+
+
 def test_unbalanced_backticks_are_escaped_and_fences_outgrow_code() -> None:
     text = findings_section([_finding(evidence="a ` b", suggestion="run ```` a```b ```` now")])
     assert "a \\` b" in text
