@@ -17,7 +17,7 @@ from typing import Literal
 
 from reportgen.bundle import OTHER
 
-__all__ = ["RULES", "Rule", "categorize"]
+__all__ = ["COMPUTE_CATEGORIES", "RULES", "Rule", "categorize", "is_compute"]
 
 Device = Literal["cuda", "cpu"]
 
@@ -129,3 +129,15 @@ def categorize(name: str, cat: str, device: str) -> str:
         if rule.device == device and rule.matches(name, cat):
             return rule.category
     return OTHER
+
+
+COMPUTE_CATEGORIES = frozenset({"extern_gemm", "conv", "attention", "triton_template", "cpp_template"})
+"""Categories whose kernels do an op's arithmetic (a GEMM, a convolution, attention), as opposed to the copies,
+fills and elementwise kernels the same op may launch beside it."""
+_LAYOUT = re.compile(r"tensorTransform|nchwToNhwc|nhwcToNchw", re.I)
+"""Layout transforms that cuDNN launches under a convolution: categorised `conv`, but moving bytes only."""
+
+
+def is_compute(name: str, cat: str, device: Device) -> bool:
+    """Whether a kernel (or CPU op) does arithmetic of a counted op (`COMPUTE_CATEGORIES`, not a layout transform)."""
+    return categorize(name, cat, device) in COMPUTE_CATEGORIES and _LAYOUT.search(name) is None

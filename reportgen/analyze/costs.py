@@ -3,8 +3,10 @@
 Each unit of work (a kernel, `formats.work_items`, or a CPU op's self time) is given to the outermost
 counted op (`flops.COUNTED_OPS`) that holds its anchor on the same thread: `aten::convolution` holds the
 `cudnn_convolution` that launched a cuDNN kernel, `aten::addmm` the cuBLAS kernel it launched. That op's cost
-(`flops.op_cost`) is shared among its work in proportion to time, so each kernel's TFLOP/s is its op's. Work no
-counted op holds (Triton kernels, copies) has no cost here.
+(`flops.op_cost`) is shared in proportion to time among the work that does its arithmetic (`categories.is_compute`:
+the GEMM and convolution kernels, not the layout transforms, fills and elementwise kernels launched beside them;
+all its work when none does), so those kernels' TFLOP/s is the op's over their time. Work no counted op holds
+(Triton kernels, copies) has no cost here.
 
 The shapes trace holds one step; the kernel table the profiled steps. A name's cost there is its cost in the
 shapes step times the ratio of its launches: the same code launches the same kernels each step.
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from reportgen.analyze.categories import is_compute
 from reportgen.analyze.flops import COUNTED_OPS, OpCost, op_cost
 from reportgen.analyze.kernels import TimedOp, self_times
 from reportgen.bundle import Kernel, KernelCost, KernelTable
@@ -83,7 +86,8 @@ def name_costs(trace: Trace, device: Literal["cuda", "cpu"]) -> dict[str, NameCo
             malformed += 1
             continue
         if cost is not None:
-            _share(cost, op.name, items, out)
+            compute = [item for item in items if is_compute(item.name, item.cat, device)]
+            _share(cost, op.name, compute or items, out)
     if malformed:
         logger.warning("%d op calls with arguments unlike their schema were not counted", malformed)
     return out
@@ -95,7 +99,7 @@ def _cpu_work(trace: Trace) -> list[WorkItem]:
     for name, thread, ts, dur in cpu_ops(trace):
         by_thread.setdefault(thread, []).append(TimedOp(name, "cpu_op", ts, dur, (thread, None)))
     return [
-        WorkItem(op.name, own, (thread, op.ts))
+        WorkItem(op.name, own, (thread, op.ts), "cpu_op")
         for thread, ops in by_thread.items()
         for op, own in self_times(ops)
         if own > 0
@@ -103,7 +107,8 @@ def _cpu_work(trace: Trace) -> list[WorkItem]:
 
 
 def _share(cost: OpCost, op: str, items: Sequence[WorkItem], out: dict[str, NameCost]) -> None:
-    """Give `cost` to `items` in proportion to their time (equally when none took any)."""
+    """Give `cost` to `items` in proportion to their time (equally when none took any); the op's other work
+    keeps its launches only."""
     total = sum(item.dur for item in items)
     for item in items:
         share = item.dur / total if total > 0 else 1 / len(items)

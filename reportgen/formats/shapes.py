@@ -1,7 +1,8 @@
 """A trace recorded with `record_shapes=True`, read for what the FLOP counts need: the ops with their arguments,
 and each unit of work (a GPU kernel, or on a CPU trace an op's self time) with the op it ran under.
 
-- `shaped_ops`: the `cpu_op` events named in `names`, with `Input Dims`, `Input type` and `Concrete Inputs`.
+- `shaped_ops`: the `cpu_op` events named in `names`, with `Input Dims`, `Input type`, `Concrete Inputs` and
+  `Input Strides`.
 - `work_items`: every kernel, memcpy and memset of a GPU trace, anchored at the CPU op whose `External id` it
   carries (the innermost ATen op that launched it): (thread, start) of that op.
 - `cpu_ops`: every `cpu_op` of a CPU trace, whose self times are the work there.
@@ -39,6 +40,8 @@ class ShapedOp:
     dims: tuple[tuple[int, ...], ...]
     types: tuple[str, ...]
     concrete: tuple[str, ...]
+    strides: tuple[tuple[int, ...], ...] = ()
+    """`Input Strides` where the trace has them (torch ≥ 2.1), else empty."""
 
     def contains(self, anchor: Anchor) -> bool:
         return anchor[0] == self.thread and self.ts <= anchor[1] <= self.ts + self.dur
@@ -46,11 +49,13 @@ class ShapedOp:
 
 @dataclass(frozen=True)
 class WorkItem:
-    """A kernel (or a CPU op's self time): its name, its time (µs) and the op it ran under (None: unknown)."""
+    """A kernel (or a CPU op's self time): its name, its time (µs), the op it ran under (None: unknown) and its
+    event category (`kernel`, `gpu_memcpy`, `gpu_memset`, `cpu_op`)."""
 
     name: str
     dur: float
     anchor: Anchor | None
+    cat: str = "kernel"
 
 
 def _thread(event: dict[str, Any]) -> str:
@@ -94,7 +99,8 @@ def shaped_ops(trace: Trace, names: frozenset[str]) -> list[ShapedOp]:
         if dims is None:
             continue
         types, concrete = _strings(args.get("Input type")), _strings(args.get("Concrete Inputs"))
-        found.append(ShapedOp(str(event["name"]), _thread(event), ts, dur, dims, types, concrete))
+        strides = _dims(args.get("Input Strides")) or ()
+        found.append(ShapedOp(str(event["name"]), _thread(event), ts, dur, dims, types, concrete, strides))
     return found
 
 
@@ -109,11 +115,11 @@ def work_items(trace: Trace) -> list[WorkItem]:
             ops.setdefault(args.get("External id"), (_thread(event), ts))
     work = []
     for event in events:
-        name, dur, args = event.get("name"), number(event.get("dur")), event.get("args")
-        if event.get("cat") not in GPU_WORK_CATS or not isinstance(name, str) or dur is None or dur < 0:
+        name, dur, args, cat = event.get("name"), number(event.get("dur")), event.get("args"), event.get("cat")
+        if cat not in GPU_WORK_CATS or not isinstance(name, str) or dur is None or dur < 0:
             continue
         external = args.get("External id") if isinstance(args, dict) else None
-        work.append(WorkItem(name, dur, ops.get(external) if external is not None else None))
+        work.append(WorkItem(name, dur, ops.get(external) if external is not None else None, str(cat)))
     return work
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.analyze.categories import RULES, categorize
+from reportgen.analyze.categories import RULES, categorize, is_compute
 from reportgen.bundle import CATEGORY_ORDER, seed_category
 from reportgen.formats.trace import load_trace
 from tests.data import H100_FIXTURE
@@ -257,3 +257,24 @@ def test_fixture_kernels_all_land_in_a_known_bucket() -> None:
         "memcpy": 1,
         "memset": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "cat", "device", "expected"),
+    [
+        ("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", "kernel", "cuda", True),
+        ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "kernel", "cuda", True),
+        ("pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>", "kernel", "cuda", True),
+        ("triton_tem_fused_mm_0", "kernel", "cuda", True),
+        # cuDNN's layout transforms are categorised conv but move bytes only
+        ("void tensorTransformGeneric<__half, __half, float, true, false, false>", "kernel", "cuda", False),
+        ("void nchwToNhwcKernel<__half, __half, float, true, false>", "kernel", "cuda", False),
+        ("void at::native::elementwise_kernel<128, 4>", "kernel", "cuda", False),
+        ("Memset (Device)", "gpu_memset", "cuda", False),
+        ("triton_poi_fused_add_0", "kernel", "cuda", False),
+        ("aten::addmm", "cpu_op", "cpu", True),
+        ("aten::copy_", "cpu_op", "cpu", False),
+    ],
+)
+def test_only_kernels_that_do_an_ops_arithmetic_are_compute(name: str, cat: str, device: str, expected: bool) -> None:
+    assert is_compute(name, cat, device) is expected  # type: ignore[arg-type]

@@ -47,10 +47,12 @@ def _kernel(name: str, ts: float, dur: float, external: int | None) -> dict[str,
     return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur, "args": args}
 
 
-def test_an_ops_cost_is_shared_among_its_kernels_by_time_and_scaled_to_the_tables_launches(tmp_path: Path) -> None:
+def test_an_ops_cost_goes_to_its_arithmetic_kernels_by_time_and_scaled_to_the_tables_launches(tmp_path: Path) -> None:
     """aten::convolution (2, 3, 16, 16) * (8, 3, 3, 3), stride 2, padding 1: 2 x 8 x 64 outputs of 27 multiply-adds
-    = 55,296 FLOPs, run by cudnn_convolution (nested in it) as two kernels of 30 and 10 µs; a Triton kernel
-    launched outside any counted op has no cost; an mm whose dims do not multiply is left uncounted."""
+    = 55,296 FLOPs, run by cudnn_convolution (nested in it) as an fprop and a wgrad-named kernel of 30 and 10 µs,
+    beside a layout transform, a fill and an elementwise kernel, which do none of its arithmetic; an addmm whose
+    only kernel is elementwise gives it the whole cost; a Triton kernel launched outside any counted op has no
+    cost; an mm whose dims do not multiply is left uncounted."""
     conv = {
         "Input Dims": [[2, 3, 16, 16], [8, 3, 3, 3], [], [], [], [], [], [], []],
         "Input type": [
@@ -69,15 +71,27 @@ def test_an_ops_cost_is_shared_among_its_kernels_by_time_and_scaled_to_the_table
     events = [
         _op("aten::convolution", 0, 100, 1, **conv),
         _op("aten::cudnn_convolution", 10, 80, 2),
+        _kernel("void tensorTransformGeneric<float>", 190, 8, 2),
         _kernel("xmma_fprop", 200, 30, 2),
-        _kernel("transform_input", 240, 10, 2),
+        _kernel("sm90_xmma_wgrad_tiling", 240, 10, 2),
+        _kernel("Memset (Device)", 250, 1, 2),
+        _kernel("void at::native::elementwise_kernel<128, 4>", 252, 6, 2),
         _kernel("triton_poi_fused_relu_0", 260, 5, 9),
+        _op("aten::addmm", 280, 10, 4, **{"Input Dims": [[3], [2, 4], [4, 3]], "Input type": ["float"] * 3}),
+        _kernel("void at::native::reduce_kernel<512, 1>", 290, 2, 4),
         _op("aten::mm", 300, 10, 3, **{"Input Dims": [[4, 5], [4, 5]], "Input type": ["float", "float"]}),
         _kernel("gemm", 320, 4, 3),
     ]
     costs = name_costs(Trace(path=tmp_path / "t.json", events=events), "cuda")
     assert costs["xmma_fprop"].flops == pytest.approx(55_296 * 30 / 40)
-    assert costs["transform_input"].flops == pytest.approx(55_296 * 10 / 40)
+    assert costs["sm90_xmma_wgrad_tiling"].flops == pytest.approx(55_296 * 10 / 40)
+    for beside in (
+        "void tensorTransformGeneric<float>",
+        "Memset (Device)",
+        "void at::native::elementwise_kernel<128, 4>",
+    ):
+        assert costs[beside].flops == 0 and costs[beside].launches == 1
+    assert costs["void at::native::reduce_kernel<512, 1>"].flops == pytest.approx(2 * 2 * 4 * 3)  # 2 m n k
     assert costs["triton_poi_fused_relu_0"].flops == 0 and costs["gemm"].flops == 0
     table = KernelTable(
         device="cuda",
