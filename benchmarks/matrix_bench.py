@@ -1,7 +1,9 @@
 """A matrix's cost and truth: throughput over a host's GPUs, and step times under concurrency against alone.
 
-    python benchmarks/matrix_bench.py alone RECIPE [--variant NAME] [--rounds 2] [--work DIR]
-    python benchmarks/matrix_bench.py throughput RECIPES... [--work DIR]
+    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] alone RECIPE [--variant NAME] [--rounds 2]
+    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
+
+`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command.
 
 `alone`: the recipe run plainly (`reportgen run`) and through the matrix scheduler (`--gpus all`), alternating,
 `--rounds` times each (plain, matrix, plain, matrix, ...), so the host's drift shows as the spread between runs of
@@ -38,6 +40,8 @@ __all__: list[str] = []
 
 _EXTRA: list[str] = []
 """Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
+_MATRIX: list[str] = ["--gpus", "all"]
+"""Arguments of the concurrent side (`--runs-per-gpu N` added)."""
 
 
 def _run(args: list[str], results: Path) -> float:
@@ -81,7 +85,8 @@ def _isolation(bundle: Bundle) -> str:
         f"timing_lock={iso.timing_lock} lock_wait={iso.lock_wait_s:.1f}s measured={_num(iso.measured_s, '.1f')}s "
         f"alone={iso.measured_alone} others={others} windows={iso.windows} in {iso.window_s:.1f}s "
         f"(waited {iso.window_wait_s:.1f}s, coordinated={iso.coordinated}) "
-        f"paused={', '.join(f'{n} {s:.1f}s' for n, s in iso.paused.items()) or 'none'} notes={iso.notes or '-'}"
+        f"paused={', '.join(f'{n} {s:.1f}s' for n, s in iso.paused.items()) or 'none'} drain={iso.drain_s:.2f}s "
+        f"notes={iso.notes or '-'}"
     )
 
 
@@ -89,7 +94,7 @@ def _alone(args: argparse.Namespace, work: Path) -> None:
     variant = ["--variant", args.variant] if args.variant else []
     bundles: dict[str, list[Bundle]] = {"plain": [], "matrix": []}
     for round_ in range(1, args.rounds + 1):
-        for kind, extra in (("plain", []), ("matrix", ["--gpus", "all"])):
+        for kind, extra in (("plain", []), ("matrix", _MATRIX)):
             results = work / f"{kind}-{round_}"
             if not any(iter_bundles(results)):  # a round done by an earlier call (same --work) is kept
                 _run([args.recipe, *variant, *extra], results)
@@ -121,8 +126,8 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
     one_s = _run([*args.recipes, *variants, "--gpus", "1"], work / "one")
     if not (work / "all").exists():  # the history a nightly's results directory holds: longest first
         shutil.copytree(work / "one", work / "all", symlinks=True)
-    all_s = _run([*args.recipes, *variants, "--gpus", "all"], work / "all")
-    print(f"--gpus 1: {one_s:.1f} s; --gpus all: {all_s:.1f} s; throughput x{one_s / all_s:.2f}\n")
+    all_s = _run([*args.recipes, *variants, *_MATRIX], work / "all")
+    print(f"--gpus 1: {one_s:.1f} s; {' '.join(_MATRIX)}: {all_s:.1f} s; throughput x{one_s / all_s:.2f}\n")
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
     table = []
     for path in iter_bundles(work / "all"):
@@ -146,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="where results go (default: a new temporary dir)")
     parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
+    parser.add_argument("--runs-per-gpu", type=int, default=1, help="passed to the --gpus all runs")
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against --gpus all runs of one recipe, alternating")
     alone.add_argument("recipe")
@@ -155,6 +161,8 @@ def main() -> None:
     through.add_argument("recipes", nargs="+")
     through.add_argument("--variant", action="append", help="only these variants of recipes that have them")
     args = parser.parse_args()
+    if args.runs_per_gpu != 1:
+        _MATRIX.extend(["--runs-per-gpu", str(args.runs_per_gpu)])
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))

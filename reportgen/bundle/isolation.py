@@ -56,6 +56,11 @@ class Isolation(BundleModel):
     paused: dict[str, float] = Field(
         default_factory=dict, description="Each run the coordinator paused during this run's windows → seconds."
     )
+    drain_s: float = Field(
+        default=0.0,
+        description="Seconds waited at the start of windows for a paused run's queued GPU work to leave the GPU "
+        "this run shared with it (`--runs-per-gpu`).",
+    )
     notes: list[str] = Field(default_factory=list, description="Why an isolation asked for was not in effect.")
 
     @property

@@ -48,14 +48,25 @@ def make_executor(matrix: MatrixOptions) -> Executor:
     if matrix.isolation not in ISOLATIONS:
         raise RunError(f"--isolation expects one of {', '.join(ISOLATIONS)}; got {matrix.isolation!r}")
     if matrix.executor == "ray":
-        if matrix.gpus is not None:
-            raise RunError("--gpus is for the local executor: on Ray, each run gets one GPU of the cluster")
+        if matrix.gpus is not None or matrix.runs_per_gpu != 1:
+            raise RunError(
+                "--gpus and --runs-per-gpu are for the local executor: on Ray, each run gets one GPU of the cluster"
+            )
         from reportgen.matrix.ray_engine import RayExecutor
 
         return RayExecutor(matrix.isolation)
     if matrix.executor != "local":
         raise RunError(f"--executor expects one of {', '.join(EXECUTORS)}; got {matrix.executor!r}")
-    return LocalExecutor(make_slots(resolve_gpus(matrix.gpus), matrix.isolation), matrix.isolation)
+    if matrix.runs_per_gpu < 1:
+        raise RunError(f"--runs-per-gpu expects a count of at least 1; got {matrix.runs_per_gpu}")
+    if matrix.runs_per_gpu > 1 and "lock" not in matrix.isolation:
+        raise RunError(
+            f"--runs-per-gpu {matrix.runs_per_gpu} needs timed windows (--isolation lock or cores+lock): without "
+            "them one run would time while another's work shares its GPU"
+        )
+    devices = resolve_gpus(matrix.gpus)
+    shared = [device for _ in range(matrix.runs_per_gpu) for device in devices]  # gpu 0, gpu 1, gpu 0, gpu 1
+    return LocalExecutor(make_slots(shared, matrix.isolation), matrix.isolation)
 
 
 def plan_matrix(runs: Sequence[MatrixRun], results_dir: Path, matrix: MatrixOptions) -> list[MatrixRun]:

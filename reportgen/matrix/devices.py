@@ -1,4 +1,5 @@
-"""The GPUs a matrix fills and the slots it runs in: one slot per GPU, each with its own share of the cores.
+"""The GPUs a matrix fills and the slots it runs in: one slot per GPU (or several: `--runs-per-gpu`), each with its
+own share of the cores.
 
 The parent never imports torch: GPUs are found with `CUDA_VISIBLE_DEVICES` when it is set, else `nvidia-smi -L`.
 """
@@ -74,8 +75,8 @@ def resolve_gpus(spec: str | None, discover: Callable[[], list[str]] = discover_
 
 
 def make_slots(devices: Sequence[str | None], isolation: str, cores: Sequence[int] | None = None) -> list[Slot]:
-    """One slot per device; with `cores` isolation the cores this process may use are split into contiguous,
-    disjoint shares (sizes differ by at most one). A single slot is not pinned (its share would be every core:
+    """One slot per entry of `devices` (a GPU given twice: two runs share it); with `cores` isolation the cores
+    this process may use are split into contiguous, disjoint shares (sizes differ by at most one). A single slot is not pinned (its share would be every core:
     it runs as a plain run does), nor are slots outnumbering the cores.
 
     :raises RunError: for an unknown isolation

@@ -49,6 +49,15 @@ class MatrixOptions:
             "all|N|IDS",
         ),
     )
+    runs_per_gpu: int = field(
+        default=1,
+        metadata=_flag(
+            "--runs-per-gpu",
+            "runs sharing each GPU at a time (2: one compiles while another times; each timed window still has "
+            "the host and its GPU to itself); needs lock isolation",
+            "N",
+        ),
+    )
     shard: str | None = field(
         default=None,
         metadata=_flag("--shard", "run only part i of N of the runs (the same part on every host)", "i/N"),

@@ -144,6 +144,7 @@ class Measurements:
                     "window_wait_s": round(windows.waited_s, 3),
                     "coordinated": bool(self.placement.window_socket) and not windows.notes,
                     "paused": {name: round(s, 3) for name, s in sorted(windows.paused.items())},
+                    "drain_s": round(windows.drain_s, 3),
                     "notes": [*self.isolation.notes, *windows.notes],
                 }
             )

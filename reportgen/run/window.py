@@ -7,8 +7,12 @@ rounds and profile, a kernel's benchmark) runs inside `timed_window(what)`. With
 process says which window it wants, waits for "go" (the coordinator pauses the host's other runs first, or
 makes processes take turns), times, and says it has left. All of it happens outside the timed code.
 
+Runs may share a GPU (`reportgen run --runs-per-gpu 2`). A paused run's process is stopped, but the GPU work it
+had queued still runs; when the coordinator paused a run on this process's GPU, its "go" says `shared_gpu`, and
+the process waits on the device for that work to drain (`drain_gpu`) before it times.
+
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
-``{"hello": {"pid", "role"}}`` once, then ``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}``
+``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then ``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}``
 (answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
 `WAIT_S`, is noted (`log().notes`) and the measurement goes on without it: a window never fails a run.
 """
@@ -20,6 +24,7 @@ import dataclasses
 import json
 import os
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +39,7 @@ __all__ = [
     "WAIT_S",
     "WindowLog",
     "connect",
+    "drain_gpu",
     "dump_log",
     "log",
     "merge_log",
@@ -49,6 +55,12 @@ SOCKET_VARIABLE = "REPORTGEN_WINDOW_SOCKET"
 ROLE_VARIABLE = "REPORTGEN_WINDOW_ROLE"
 """What this process is to the coordinator (`reportgen`, `bare`, `seed`, a matrix run's name)."""
 
+DRAIN_QUICK_S = 300e-6
+"""A tiny kernel and a synchronize that return within this took the GPU alone: another context with work queued
+holds it for its time slice (milliseconds); alone, the round trip is tens of microseconds."""
+DRAIN_LIMIT_S = 5.0
+"""Longest wait for a shared GPU to drain; beyond it the window opens all the same (noted)."""
+
 WAIT_S = 1800.0
 """Longest wait for "go" or "left"; beyond it the window is abandoned (noted) and the measurement goes on."""
 
@@ -62,6 +74,8 @@ class WindowLog:
     open_s: float = 0.0
     paused: dict[str, float] = field(default_factory=dict)
     """Name of each run the coordinator paused during this process's windows → seconds paused in all."""
+    drain_s: float = 0.0
+    """Seconds waited, after "go", for a paused run's queued work to leave a shared GPU (`drain_gpu`)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -77,7 +91,8 @@ class _Client:
         self.sock.connect(path)
         self.reader = self.sock.makefile("r", encoding="utf-8")
         role = os.environ.get(ROLE_VARIABLE, "")
-        self.send({"hello": {"pid": os.getpid(), "role": role}})
+        gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "*")  # unset: the default device, shared with all alike
+        self.send({"hello": {"pid": os.getpid(), "role": role, "gpu": gpu}})
 
     def send(self, message: dict[str, object]) -> None:
         self.sock.sendall((json.dumps(message) + "\n").encode())
@@ -158,11 +173,13 @@ def _granted(client: _Client, what: str) -> Iterator[bool]:
     it is gone, noted)."""
     try:
         client.send({"enter": what})
-        client.answer("go")
+        go = client.answer("go")
     except (OSError, ValueError) as exc:
         _drop(what, exc)
         yield False
         return
+    if go.get("shared_gpu"):
+        _LOG.drain_s += drain_gpu()
     try:
         yield True
     finally:
@@ -176,6 +193,28 @@ def _granted(client: _Client, what: str) -> Iterator[bool]:
             for name, seconds in paused.items() if isinstance(paused, dict) else ():
                 if isinstance(seconds, int | float):
                     _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
+
+
+def drain_gpu(limit_s: float = DRAIN_LIMIT_S) -> float:
+    """Wait until this process's GPU runs a tiny kernel at once (`DRAIN_QUICK_S`, three times in a row): the work
+    that stopped processes had queued on it is done. Seconds waited; nothing when this process has no CUDA
+    context (torch not imported, or not initialised: it has no GPU work to time either)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return 0.0
+    started = time.perf_counter()
+    probe = torch.zeros(1, device="cuda")
+    torch.cuda.synchronize()
+    quick = 0
+    while quick < 3:
+        sent = time.perf_counter()
+        if sent - started > limit_s:
+            _note(f"timed windows: a shared GPU was still busy after {limit_s:.0f} s; timed all the same")
+            break
+        probe.add_(1)
+        torch.cuda.synchronize()
+        quick = quick + 1 if time.perf_counter() - sent < DRAIN_QUICK_S else 0
+    return time.perf_counter() - started
 
 
 def connect() -> bool:
@@ -201,6 +240,7 @@ def merge_log(path: Path) -> None:
     _LOG.windows += int(found.get("windows", 0))
     _LOG.waited_s += float(found.get("waited_s", 0.0))
     _LOG.open_s += float(found.get("open_s", 0.0))
+    _LOG.drain_s += float(found.get("drain_s", 0.0))
     for name, seconds in dict(found.get("paused", {})).items():
         _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
     for note in found.get("notes", []):

@@ -39,6 +39,8 @@ class _Peer:
 
     pid: int
     role: str
+    gpu: str | None = None
+    """Its `CUDA_VISIBLE_DEVICES` (None: not said)."""
 
 
 class Coordinator:
@@ -154,7 +156,10 @@ class Coordinator:
                 if "hello" in message:
                     hello = message["hello"]
                     with self._cond:
-                        self._peers[number] = _Peer(int(hello.get("pid", 0)), str(hello.get("role", "")))
+                        gpu = hello.get("gpu")
+                        self._peers[number] = _Peer(
+                            int(hello.get("pid", 0)), str(hello.get("role", "")), gpu if isinstance(gpu, str) else None
+                        )
                         self._log(f"hello #{number} pid {self._peers[number].pid} role {self._peers[number].role}")
                 elif "enter" in message:
                     conn.sendall((json.dumps({"go": self._enter(number, str(message["enter"]))}) + "\n").encode())
@@ -193,12 +198,15 @@ class Coordinator:
             self.policy.granted(request)
             self._holder = request
             names = self._stop_others(request)
+            shared = peer.gpu is not None and any(
+                other.gpu == peer.gpu and other.role in names for other in self._peers.values()
+            )
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
-            self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)})")
+            self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)}{', shared gpu' if shared else ''})")
         if names and self.settle_s > 0:
             time.sleep(self.settle_s)
-        return {"paused": sorted(names), "waited_s": round(opened - request.asked, 6)}
+        return {"paused": sorted(names), "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
 
     def _leave(self, number: int) -> dict[str, object]:
         with self._cond:

@@ -86,3 +86,24 @@ def test_an_interrupted_matrix_kills_the_runs_under_way_and_keeps_their_bundles(
         "sleeper_a": RunStatus.killed,
         "sleeper_b": RunStatus.killed,
     }
+
+
+@pytest.mark.slow
+def test_two_runs_share_one_fake_gpu_each_timing_alone(
+    work: Path, inductor_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--runs-per-gpu 2` on one (fake) GPU: two slots on it, so a run compiles while another times; every timed
+    part is still a window of the coordinator with the other paused, and a CPU run has no GPU work to drain."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")  # the host's one GPU, as --gpus 1 finds it
+    runs = ("addmul.yaml", "addmul_variants.yaml")
+    args = ("--gpus", "1", "--runs-per-gpu", "2", "-o", "results", "--inductor-cache", inductor_cache)
+    proc = cli("run", *runs, *args, cwd=work)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stdout + stderr
+    manifests = _manifests(work / "results")
+    assert sorted(manifests) == ["addmul", "addmul_variants--default", "addmul_variants--fullgraph"]
+    assert all(m.status is RunStatus.ok for m in manifests.values()), stdout
+    isolations = [m.isolation for m in manifests.values()]
+    assert all(i is not None and i.devices == "7" and i.coordinated and i.windows >= 9 for i in isolations)
+    assert any(i is not None and i.paused for i in isolations), isolations  # two ran at once, one paused
+    assert all(i is not None and i.drain_s == 0.0 for i in isolations)

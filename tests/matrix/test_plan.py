@@ -13,6 +13,7 @@ from reportgen.bundle import HISTORY_INDEX_FILE, RunStatus
 from reportgen.errors import RunError
 from reportgen.history import HistoryIndex
 from reportgen.matrix import (
+    LocalExecutor,
     MatrixOptions,
     MatrixRun,
     Shard,
@@ -113,5 +114,19 @@ def test_a_bad_isolation_or_executor_fails_before_anything_runs() -> None:
         make_executor(MatrixOptions(isolation="all"))
     with pytest.raises(RunError, match=r"^--executor expects one of local, ray; got 'dask'$"):
         make_executor(MatrixOptions(executor="dask"))
-    with pytest.raises(RunError, match=r"^--gpus is for the local executor"):
+    with pytest.raises(RunError, match=r"^--gpus and --runs-per-gpu are for the local executor"):
         make_executor(MatrixOptions(executor="ray", gpus="all"))
+    with pytest.raises(RunError, match=r"^--gpus and --runs-per-gpu are for the local executor"):
+        make_executor(MatrixOptions(executor="ray", runs_per_gpu=2))
+    with pytest.raises(RunError, match=r"^--runs-per-gpu expects a count of at least 1; got 0$"):
+        make_executor(MatrixOptions(runs_per_gpu=0))
+    with pytest.raises(RunError, match=r"^--runs-per-gpu 2 needs timed windows \(--isolation lock or cores\+lock\)"):
+        make_executor(MatrixOptions(gpus="0,1", runs_per_gpu=2, isolation="cores"))
+
+
+def test_runs_per_gpu_gives_each_gpu_that_many_slots_the_gpus_taking_turns() -> None:
+    executor = make_executor(MatrixOptions(gpus="0,1", runs_per_gpu=2, isolation="lock"))
+    assert isinstance(executor, LocalExecutor)
+    assert [slot.device for slot in executor.slots] == ["0", "1", "0", "1"]  # the first two runs on two GPUs
+    slots = make_slots(["0", "1", "0", "1"], "cores+lock", cores=range(8))
+    assert [s.cpus for s in slots] == [(0, 1), (2, 3), (4, 5), (6, 7)]  # every run its own cores

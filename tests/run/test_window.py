@@ -272,3 +272,100 @@ def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: p
     assert granted.count(("addmul", "profile")) == 2  # compiled, then eager
     assert granted.count(("addmul", "graph 0 timing")) == 3 and ("addmul", "graph 0 profile") in granted
     assert window.SOCKET_VARIABLE not in (bundle / "manifest.json").read_text()  # the host's, not the recipe's
+
+
+def _talk(coordinator: Coordinator, hello: dict[str, object]) -> tuple[object, object]:
+    """A raw connection to the coordinator that says hello (a socket and its line reader)."""
+    import json
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(coordinator.path)
+    sock.sendall((json.dumps({"hello": hello}) + "\n").encode())
+    return sock, sock.makefile("r", encoding="utf-8")
+
+
+def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> None:
+    """Runs on GPUs "0" and "1" (spinners standing for their processes); a holder on "0" must drain its GPU
+    before timing, one on "2" need not, and an uncoordinated peer's unknown GPU shares nothing."""
+    import json
+
+    spinners = [_spinner(), _spinner()]
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # not the spinners' parent
+    try:
+        with Coordinator(settle_s=0.0) as coordinator:
+            peers = [
+                _talk(coordinator, {"pid": spinner.pid, "role": role, "gpu": gpu})
+                for spinner, role, gpu in zip(spinners, ("a", "b"), ("0", "1"), strict=True)
+            ]
+            assert _wait_for(lambda: len(coordinator._peers) == 2)  # both hellos read
+            answers = {}
+            for gpu in ("0", "2"):
+                sock, reader = _talk(coordinator, {"pid": holder.pid, "role": f"holder-{gpu}", "gpu": gpu})
+                sock.sendall(b'{"enter": "steps"}\n')  # type: ignore[attr-defined]
+                answers[gpu] = json.loads(reader.readline())["go"]  # type: ignore[attr-defined]
+                assert all(_state(s.pid) == "T" for s in spinners)
+                sock.sendall(b'{"leave": "steps"}\n')  # type: ignore[attr-defined]
+                assert json.loads(reader.readline())["left"]["paused"].keys() == {"a", "b"}  # type: ignore[attr-defined]
+                sock.close()  # type: ignore[attr-defined]
+            for sock, _ in peers:
+                sock.close()  # type: ignore[attr-defined]
+        assert answers["0"]["paused"] == ["a", "b"] and answers["0"]["shared_gpu"] is True
+        assert answers["2"]["paused"] == ["a", "b"] and answers["2"]["shared_gpu"] is False
+        assert all(_wait_for(lambda s=s: _state(s.pid) != "T") for s in spinners)
+    finally:
+        for process in (*spinners, holder):
+            process.kill()
+
+
+class _FakeCuda:
+    """torch.cuda as `drain_gpu` sees it: `busy_s` of queued foreign work, each synchronize waiting 2 ms while
+    any is left (the other context's time slice), then returning at once."""
+
+    def __init__(self, busy_s: float) -> None:
+        self.until = time.perf_counter() + busy_s
+        self.synchronizes = 0
+
+    def is_available(self) -> bool:
+        return True
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        self.synchronizes += 1
+        if time.perf_counter() < self.until:
+            time.sleep(0.002)
+
+
+class _FakeTorch:
+    def __init__(self, busy_s: float) -> None:
+        self.cuda = _FakeCuda(busy_s)
+
+    def zeros(self, *_: object, **__: object) -> object:
+        class _Probe:
+            def add_(self, _: int) -> None:
+                pass
+
+        return _Probe()
+
+
+def test_drain_waits_until_three_quick_round_trips_in_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _FakeTorch(busy_s=0.05)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    waited = window.drain_gpu(limit_s=2.0)
+    assert 0.05 <= waited < 0.5
+    assert fake.cuda.synchronizes >= 1 + 5 + 3  # the probe's own, one per slow slice (2 ms or more), three quick
+
+
+def test_a_gpu_that_never_drains_opens_the_window_at_the_limit_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", _FakeTorch(busy_s=60.0))
+    notes = list(window.log().notes)
+    waited = window.drain_gpu(limit_s=0.1)
+    assert 0.1 <= waited < 0.5
+    assert any("still busy after" in note for note in window.log().notes[len(notes) :])
+
+
+def test_a_process_without_a_cuda_context_has_nothing_to_drain(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert window.drain_gpu() == 0.0
