@@ -8,9 +8,10 @@ runs most of resnet50's convolutions), so a row is checked against every op call
 bundle's shapes step. For each of the `--top` rows with the most time whose category is a GEMM or a convolution
 and whose ops are all matrix products or convolutions: each distinct call (op, dims, strides, dtypes, arguments)
 is made again (random tensors of the recorded shapes and strides, on the GPU, with the recipe's
-`cudnn_benchmark` and the run's TF32 settings) and timed alone with CUDA events (`--iterations` calls after 10
-warm-ups, median of 5 rounds); one short profile of it gives the share of its kernel time that does arithmetic
-(`categories.is_compute`; cuDNN may add layout transforms). The row's alone TFLOP/s is then
+`cudnn_benchmark` and the run's TF32 settings) and timed alone with CUDA events (`_time_ms`: the median of
+`--iterations` calls each between its own events, and, printed beside, back to back); one short profile of it
+gives the share of its kernel time that does arithmetic (`categories.is_compute`; cuDNN may add layout
+transforms). The row's alone TFLOP/s is then
 
     sum over calls of  FLOPs(call) * r(call)  /  sum over calls of  alone time(call) * compute share(call) * r(call)
 
@@ -83,9 +84,24 @@ def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
     return torch.ops.aten.convolution_backward, (tensor(0), tensor(1), tensor(2), *args)
 
 
-def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> float:
+def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> tuple[float, float]:
+    """Median ms of one call timed alone with CUDA events: (spaced, back to back).
+
+    Spaced: each call between its own pair of events, after a 0.2 ms sleep kernel that keeps the GPU from idling
+    while the CPU enqueues it (no launch gap inside the events) and lets it cool as between a step's other
+    kernels. Back to back: `iterations` calls between one pair, 5 rounds (a long run of one large GEMM can hold
+    the GPU at its power limit, below the clock a step's mix of kernels runs it at)."""
     for _ in range(10):
         call(*args)
+    spaced = []
+    for _ in range(iterations):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(400_000)  # about 0.2 ms at 2 GHz
+        start.record()
+        call(*args)
+        end.record()
+        end.synchronize()
+        spaced.append(float(start.elapsed_time(end)))
     rounds = []
     for _ in range(5):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -95,7 +111,7 @@ def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int
         end.record()
         end.synchronize()
         rounds.append(float(start.elapsed_time(end)) / iterations)
-    return statistics.median(rounds)
+    return statistics.median(spaced), statistics.median(rounds)
 
 
 def _compute_share(call: Callable[..., Any], args: tuple[object, ...]) -> float:
@@ -150,11 +166,11 @@ def main() -> None:
           f"roof {analysis.roof.model if analysis.roof else None}; cudnn.benchmark "
           f"{manifest.recipe.cudnn_benchmark}")  # fmt: skip
     checked = [r for r in counted if r.category in _CATEGORIES and r.cost and set(r.cost.ops) <= set(_TIMED)]
-    alone_cache: dict[tuple[object, ...], tuple[float, float]] = {}
+    alone_cache: dict[tuple[object, ...], tuple[float, float, float]] = {}
     table = []
     for row in checked[: args.top]:
         assert row.cost is not None
-        flops = seconds = 0.0
+        flops = seconds = back_to_back = 0.0
         launches, shapes = 0, set()
         for op, items in calls.values():
             mine = sum(item.dur for item in items if item.name == row.name)
@@ -165,22 +181,24 @@ def main() -> None:
             key = _signature(op)
             if key not in alone_cache:
                 fn, call_args = _call(op)
-                alone_cache[key] = (_time_ms(fn, call_args, args.iterations), _compute_share(fn, call_args))
-            alone_ms, share = alone_cache[key]
+                alone_cache[key] = (*_time_ms(fn, call_args, args.iterations), _compute_share(fn, call_args))
+            alone_ms, looped_ms, share = alone_cache[key]
             cost = op_cost(op.name, op.dims, op.types, op.concrete)
             assert cost is not None
             flops += cost.flops * r
             seconds += alone_ms * 1e-3 * share * r
+            back_to_back += looped_ms * 1e-3 * share * r
             launches += 1
             shapes.add(key)
         achieved = row.cost.achieved_tflops(row.device_time_us) or 0.0
-        alone = flops / seconds / 1e12
+        alone, looped = flops / seconds / 1e12, flops / back_to_back / 1e12
         table.append(
             [row.name[:48], ",".join(o[6:] for o in row.cost.ops), f"{launches} / {len(shapes)}", row.cost.dtype,
              f"{achieved:.1f}", f"{alone:.1f}", f"{100 * (achieved / alone - 1):+.1f} %",
-             f"{row.cost.bound_tflops or 0:.0f} {row.cost.bound}"]
+             f"{looped:.1f} ({100 * (achieved / looped - 1):+.1f} %)", f"{row.cost.bound_tflops or 0:.0f} {row.cost.bound}"]
         )  # fmt: skip
-    headers = ["kernel", "ops", "calls / shapes", "dtype", "row TFLOP/s", "alone TFLOP/s", "row vs alone", "roof"]
+    headers = ["kernel", "ops", "calls / shapes", "dtype", "row TFLOP/s", "alone TFLOP/s", "row vs alone",
+               "back to back", "roof"]  # fmt: skip
     print(tabulate(table, headers=headers, disable_numparse=True))
 
 
