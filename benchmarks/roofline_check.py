@@ -8,24 +8,29 @@ runs most of resnet50's convolutions), so a row is checked against every op call
 bundle's shapes step. For each of the `--top` rows with the most time whose category is a GEMM or a convolution
 and whose ops are all matrix products or convolutions: each distinct call (op, dims, strides, dtypes, arguments)
 is made again (random tensors of the recorded shapes and strides, on the GPU, with the recipe's
-`cudnn_benchmark` and the run's TF32 settings) and timed alone with CUDA events (`_time_ms`: the median of
-`--iterations` calls each between its own events, and, printed beside, back to back); one short profile of it
-gives the share of its kernel time that does arithmetic (`categories.is_compute`; cuDNN may add layout
-transforms). The row's alone TFLOP/s is then
+`cudnn_benchmark` and the run's TF32 settings) and timed alone (`Alone`): with CUDA events around a CUDA graph
+of `--iterations` calls (the criterion's measure: no launch gaps, the events' cost spread), with events around
+each call, and with the profiler (the row's own instrument). The profile also gives the share of its kernel time
+that does arithmetic (`categories.is_compute`; cuDNN may add layout transforms). The row's alone TFLOP/s is then
 
     sum over calls of  FLOPs(call) * r(call)  /  sum over calls of  alone time(call) * compute share(call) * r(call)
 
 with r the row's share of that call's arithmetic kernel time in the shapes step (1 for a call the row ran
-alone). Printed per row: the report's achieved TFLOP/s (its FLOPs over its time in the profiled steps), alone,
-their difference, the calls and distinct shapes, and the roof.
+alone). Printed per row: the report's achieved TFLOP/s (its FLOPs over its time in the profiled steps), alone
+each way with the row's difference from it, the calls and distinct shapes, and the roof.
+
+Measured on an H200 (2026-11-26), per-call events read the transformer's 21 µs GEMMs 14-22 % slow (their own
+few microseconds) and a loop of 50 calls on a slow host 35-50 % slow (launch-bound): hence the graph.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +89,49 @@ def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
     return torch.ops.aten.convolution_backward, (tensor(0), tensor(1), tensor(2), *args)
 
 
-def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> tuple[float, float]:
-    """Median ms of one call timed alone with CUDA events: (spaced, back to back).
+@dataclass(frozen=True)
+class Alone:
+    """One op call timed alone, three ways (ms per call)."""
 
-    Spaced: each call between its own pair of events, after a 0.2 ms sleep kernel that keeps the GPU from idling
-    while the CPU enqueues it (no launch gap inside the events) and lets it cool as between a step's other
-    kernels. Back to back: `iterations` calls between one pair, 5 rounds (a long run of one large GEMM can hold
-    the GPU at its power limit, below the clock a step's mix of kernels runs it at)."""
-    for _ in range(10):
-        call(*args)
+    graphed_ms: float | None
+    """CUDA events around a CUDA graph of `iterations` calls, replayed 5 times (median / iterations): no launch
+    gaps and the events' own cost spread over the calls. None when the op cannot be captured."""
+    spaced_ms: float
+    """Each call between its own events, after a 0.2 ms sleep kernel (no launch gap inside the events, but the
+    events' few microseconds count against a short kernel)."""
+    cupti_ms: float
+    """The arithmetic kernels' time per call as the profiler records it: the instrument of the row itself."""
+    share: float
+    """The share of the call's kernel time that does arithmetic (`categories.is_compute`)."""
+
+
+def _graphed_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> float | None:
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            call(*args)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph):
+            for _ in range(iterations):
+                call(*args)
+    except RuntimeError:
+        return None
+    graph.replay()
+    rounds = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        rounds.append(float(start.elapsed_time(end)) / iterations)
+    return statistics.median(rounds)
+
+
+def _spaced_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int) -> float:
     spaced = []
     for _ in range(iterations):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -102,22 +141,13 @@ def _time_ms(call: Callable[..., Any], args: tuple[object, ...], iterations: int
         end.record()
         end.synchronize()
         spaced.append(float(start.elapsed_time(end)))
-    rounds = []
-    for _ in range(5):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iterations):
-            call(*args)
-        end.record()
-        end.synchronize()
-        rounds.append(float(start.elapsed_time(end)) / iterations)
-    return statistics.median(spaced), statistics.median(rounds)
+    return statistics.median(spaced)
 
 
-def _compute_share(call: Callable[..., Any], args: tuple[object, ...]) -> float:
-    """The share of the op's kernel time that does arithmetic, from a short profile of it alone."""
+def _profiled(call: Callable[..., Any], args: tuple[object, ...], calls: int = 20) -> tuple[float, float]:
+    """(arithmetic kernel ms per call, its share of all kernel time) from a profile of the op alone."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
+        for _ in range(calls):
             call(*args)
         torch.cuda.synchronize()
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,7 +156,16 @@ def _compute_share(call: Callable[..., Any], args: tuple[object, ...]) -> float:
     work = [e for e in events if isinstance(e, dict) and e.get("cat") in GPU_WORK_CATS]
     total = sum(float(e["dur"]) for e in work)
     compute = sum(float(e["dur"]) for e in work if is_compute(str(e["name"]), str(e["cat"]), "cuda"))
-    return compute / total if total > 0 else 1.0
+    return compute / calls / 1000, (compute / total if total > 0 else 1.0)
+
+
+def _alone(op: ShapedOp, iterations: int) -> Alone:
+    call, args = _call(op)
+    for _ in range(10):
+        call(*args)
+    torch.cuda.synchronize()
+    cupti_ms, share = _profiled(call, args)
+    return Alone(_graphed_ms(call, args, iterations), _spaced_ms(call, args, iterations), cupti_ms, share)
 
 
 def _signature(op: ShapedOp) -> tuple[object, ...]:
@@ -144,6 +183,14 @@ def _calls_by_op(ops: list[ShapedOp], work: list[WorkItem]) -> dict[int, tuple[S
         if holder is not None:
             out.setdefault(id(holder), (holder, []))[1].append(item)
     return out
+
+
+def _versus(achieved: float, flops: float, alone_ms: float) -> str:
+    """The alone TFLOP/s and the row's difference from it (— when not timed)."""
+    if not alone_ms > 0:
+        return "—"
+    tflops = flops / (alone_ms * 1e-3) / 1e12
+    return f"{tflops:.1f} ({100 * (achieved / tflops - 1):+.1f} %)"
 
 
 def main() -> None:
@@ -166,11 +213,11 @@ def main() -> None:
           f"roof {analysis.roof.model if analysis.roof else None}; cudnn.benchmark "
           f"{manifest.recipe.cudnn_benchmark}")  # fmt: skip
     checked = [r for r in counted if r.category in _CATEGORIES and r.cost and set(r.cost.ops) <= set(_TIMED)]
-    alone_cache: dict[tuple[object, ...], tuple[float, float, float]] = {}
+    alone_cache: dict[tuple[object, ...], Alone] = {}
     table = []
     for row in checked[: args.top]:
         assert row.cost is not None
-        flops = seconds = back_to_back = 0.0
+        flops, graphed, spaced, cupti = 0.0, 0.0, 0.0, 0.0
         launches, shapes = 0, set()
         for op, items in calls.values():
             mine = sum(item.dur for item in items if item.name == row.name)
@@ -180,25 +227,24 @@ def main() -> None:
             r = mine / arithmetic
             key = _signature(op)
             if key not in alone_cache:
-                fn, call_args = _call(op)
-                alone_cache[key] = (*_time_ms(fn, call_args, args.iterations), _compute_share(fn, call_args))
-            alone_ms, looped_ms, share = alone_cache[key]
+                alone_cache[key] = _alone(op, args.iterations)
+            alone = alone_cache[key]
             cost = op_cost(op.name, op.dims, op.types, op.concrete)
             assert cost is not None
             flops += cost.flops * r
-            seconds += alone_ms * 1e-3 * share * r
-            back_to_back += looped_ms * 1e-3 * share * r
+            graphed = math.nan if alone.graphed_ms is None else graphed + alone.graphed_ms * alone.share * r
+            spaced += alone.spaced_ms * alone.share * r
+            cupti += alone.cupti_ms * r
             launches += 1
             shapes.add(key)
         achieved = row.cost.achieved_tflops(row.device_time_us) or 0.0
-        alone, looped = flops / seconds / 1e12, flops / back_to_back / 1e12
         table.append(
             [row.name[:48], ",".join(o[6:] for o in row.cost.ops), f"{launches} / {len(shapes)}", row.cost.dtype,
-             f"{achieved:.1f}", f"{alone:.1f}", f"{100 * (achieved / alone - 1):+.1f} %",
-             f"{looped:.1f} ({100 * (achieved / looped - 1):+.1f} %)", f"{row.cost.bound_tflops or 0:.0f} {row.cost.bound}"]
+             f"{achieved:.1f}", *(_versus(achieved, flops, ms) for ms in (graphed, spaced, cupti)),
+             f"{row.cost.bound_tflops or 0:.0f} {row.cost.bound}"]
         )  # fmt: skip
-    headers = ["kernel", "ops", "calls / shapes", "dtype", "row TFLOP/s", "alone TFLOP/s", "row vs alone",
-               "back to back", "roof"]  # fmt: skip
+    headers = ["kernel", "ops", "calls / shapes", "dtype", "row TFLOP/s", "alone, graphed (row vs)",
+               "alone, spaced", "alone, profiler", "roof"]  # fmt: skip
     print(tabulate(table, headers=headers, disable_numparse=True))
 
 
