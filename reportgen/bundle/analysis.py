@@ -32,8 +32,8 @@ __all__ = [
 
 class KernelCost(BundleModel):
     """The FLOPs and least bytes of a kernel's launches over the profiled steps, from the ops that launched them
-    (`reportgen.analyze.costs`): a matrix product, convolution or attention op's cost is shared among the kernels
-    it launched in proportion to their time."""
+    (`reportgen.analyze.costs`): a matrix product, convolution or attention op's cost is shared, in proportion to
+    their time, among the kernels it launched that do its arithmetic (not layout transforms, fills, elementwise)."""
 
     flops: float = Field(description="FLOPs over the profiled steps (a multiply-add is 2).")
     bytes: float | None = Field(default=None, description="Least bytes moved (inputs read and outputs written once).")

@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 from reportgen.bundle import Kernel, KernelTable, Roof
-from reportgen.escape import external_link
+from reportgen.escape import external_link, html_attribute
 from reportgen.render.markup import escape_md, plural
 
-__all__ = ["COST_HEADER", "cost_cells", "costs_note", "has_costs"]
+__all__ = ["COST_HEADER", "cost_cells", "costs_note", "has_costs", "why_not_counted"]
 
 COST_HEADER = ["TFLOP/s", "% of roof"]
 _NONE = "—"
+_INDUCTOR = "Inductor's own kernel: no op of known cost launched it (Inductor estimates its bytes, not its FLOPs)"
+_WHY_NOT = {
+    "memcpy": "a copy: it moves bytes, no arithmetic",
+    "memset": "a fill: it writes bytes, no arithmetic",
+    "aten_native": "an ATen kernel of an op whose FLOPs are not counted (elementwise, normalisation, reduction, "
+    "or a copy beside a matrix product or convolution)",
+    "collective": "a collective: it moves bytes between GPUs",
+    "extern_gemm": "the op that launched it was not found with its shapes in the shapes step",
+    "conv": "a layout transform beside a convolution, or its op was not found with its shapes in the shapes step",
+    "attention": "the op that launched it was not found with its shapes in the shapes step",
+}
+"""Why a row of a category has no FLOPs (the hover text of its — cell); Inductor's categories: `_INDUCTOR`."""
+
+
+def why_not_counted(kernel: Kernel) -> str:
+    """Why the row has no FLOPs, by its category."""
+    if kernel.category.startswith(("triton_", "cpp_")):
+        return _INDUCTOR
+    return _WHY_NOT.get(kernel.category, "no op of known cost (matrix product, convolution, attention) launched it")
 
 
 def has_costs(table: KernelTable) -> bool:
@@ -22,7 +41,7 @@ def cost_cells(kernel: Kernel) -> list[str]:
     cost = kernel.cost
     achieved = cost.achieved_tflops(kernel.device_time_us) if cost is not None else None
     if cost is None or achieved is None:
-        return [_NONE, _NONE]
+        return [f'<span title="{html_attribute(f"not counted: {why_not_counted(kernel)}")}">{_NONE}</span>', _NONE]
     share = f"{100 * achieved / cost.bound_tflops:.0f} ({cost.bound})" if cost.bound_tflops else _NONE
     return [f"{achieved:.3g}", share]
 
@@ -40,6 +59,8 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
     )
     return (
         f"TFLOP/s: the FLOPs of the matrix products, convolutions and attention that launched a kernel (from their "
-        f"shapes, shared among the op's kernels by time) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
-        f"the time, {'is' if len(counted) == 1 else 'are'} counted; the others (Inductor's own kernels, copies) are not. % of roof: {where}."
+        f"shapes, shared by time among the kernels that do the op's arithmetic, not the layout transforms, fills "
+        f"and elementwise kernels beside them) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
+        f"the time, {'is' if len(counted) == 1 else 'are'} counted; the others (Inductor's own kernels, copies) are not: "
+        f"hover a — for why. % of roof: {where}."
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from reportgen.bundle import Kernel, KernelCost, KernelTable, Roof
 from reportgen.render import kernels_text
-from reportgen.render.costs import cost_cells
+from reportgen.render.costs import cost_cells, why_not_counted
 from reportgen.render.roofline_chart import roofline_chart
 
 
@@ -19,8 +19,8 @@ def _table() -> KernelTable:
         profiled_steps=2,
         total_us=2000.0,
         kernels=[
-            Kernel(name="sm90_gemm", category="extern GEMM", device_time_us=1000.0, count=2, share=0.5, cost=counted),
-            Kernel(name="triton_poi_fused_0", category="pointwise", device_time_us=1000.0, count=2, share=0.5),
+            Kernel(name="sm90_gemm", category="extern_gemm", device_time_us=1000.0, count=2, share=0.5, cost=counted),
+            Kernel(name="triton_poi_fused_0", category="triton_pointwise", device_time_us=1000.0, count=2, share=0.5),
         ],
     )
 
@@ -28,7 +28,19 @@ def _table() -> KernelTable:
 def test_a_counted_row_shows_its_tflops_and_share_of_its_roof() -> None:
     rows = _table().kernels
     assert cost_cells(rows[0]) == ["2", "50 (compute)"]  # 2e9 FLOPs in 1 ms: 2 TFLOP/s, half of a 4 TFLOP/s roof
-    assert cost_cells(rows[1]) == ["—", "—"]
+    uncounted, roof_cell = cost_cells(rows[1])
+    assert roof_cell == "—" and uncounted.endswith(">—</span>")
+    assert 'title="not counted: Inductor&#x27;s own kernel: no op of known cost launched it' in uncounted
+
+
+def test_each_uncounted_row_says_why_by_its_category() -> None:
+    def why(category: str) -> str:
+        return why_not_counted(Kernel(name="k", category=category, device_time_us=1.0, count=1, share=1.0))
+
+    assert why("triton_reduction").startswith("Inductor's own kernel") and why("cpp_fused") == why("triton_pointwise")
+    assert why("memcpy") == "a copy: it moves bytes, no arithmetic"
+    assert "layout transform" in why("conv") and "elementwise" in why("aten_native")
+    assert why("other").startswith("no op of known cost")
 
 
 def test_the_table_gains_the_columns_and_says_what_they_count() -> None:
