@@ -243,7 +243,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 7
+ANALYSIS_REVISION = 8
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -251,7 +251,8 @@ ANALYSIS_REVISION = 7
 (the host probe's CV and its correlation with the steps) and the noisy-host finding; 5: kernel provenance (each
 kernel row's module and line, time per module and per line) and the findings that name them; 6: the repeatable
 figures (device time and counts per profiled step, eager and compiled: `figures`); 7: FLOPs and bytes of the
-kernel rows whose launching op has a known cost (`Kernel.cost`)."""
+kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost goes to the kernels that do the
+op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them)."""
 
 
 class Roof(BundleModel):
