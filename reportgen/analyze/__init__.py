@@ -13,6 +13,7 @@ from reportgen.analyze.costs import name_costs, with_costs
 from reportgen.analyze.counts import step_counts, step_figures
 from reportgen.analyze.evidence import region_evidence
 from reportgen.analyze.findings import findings
+from reportgen.analyze.frames import version_runtimes
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
@@ -104,6 +105,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         timing=timing_summary(manifest.metrics),
         provenance=provenance,
         figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),
+        versions=version_runtimes(graphs, sources, capture.diagnostics.versions if capture is not None else []),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 

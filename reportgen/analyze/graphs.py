@@ -39,7 +39,7 @@ import numpy as np
 from reportgen.analyze.kernels import TimedOp, aggregate_by_name, self_times
 from reportgen.analyze.regions import GraphCall, Identity, RegionIndex, Span, Thread
 from reportgen.analyze.timeline import StepWindow, step_analyses, step_windows, union_us, whole_trace_window
-from reportgen.bundle import GraphAnalysis, GraphKernel, GraphKind, IdleHistogram, StepAnalysis
+from reportgen.bundle import GraphAnalysis, GraphKernel, GraphKind, GraphRegion, IdleHistogram, StepAnalysis
 from reportgen.formats import (
     CPU_CATS,
     GPU_WORK_CATS,
@@ -232,7 +232,21 @@ def _graph(
         busy_union_percent=100.0 * busy_us / wall_us if members and kernels and wall_us > 0 else None,
         categories_us=dict(sorted(categories.items(), key=lambda item: (-item[1], item[0]))),
         kernels=kernels,
+        regions=_regions(members, work_by_call),
     )
+
+
+def _regions(members: Sequence[GraphCall], work_by_call: Sequence[list[_Work]]) -> list[GraphRegion]:
+    """Calls and kernel time of a graph per compiled version (`Torch-Compiled Region`) its calls ran in."""
+    if not members:  # the outside pseudo-graph
+        return []
+    calls: dict[str, int] = {}
+    time_us: dict[str, float] = {}
+    for member, items in zip(members, work_by_call, strict=True):
+        if member.region is not None:
+            calls[member.region] = calls.get(member.region, 0) + 1
+            time_us[member.region] = time_us.get(member.region, 0.0) + sum(item.time_us for item in items)
+    return [GraphRegion(region=region, calls=n, kernel_time_us=time_us[region]) for region, n in calls.items()]
 
 
 def _label(number: int | None, kind: GraphKind) -> str:

@@ -51,6 +51,9 @@ class GraphCall(NamedTuple):
     start: float
     end: float
     primary: bool
+    region: str | None = None
+    """The innermost `Torch-Compiled Region` around it (the compiled version it ran in); None on the autograd
+    thread (backward)."""
 
 
 class RegionIndex:
@@ -127,7 +130,7 @@ class RegionIndex:
             identity = ("key", key or "")
         else:
             key, identity = region, (region or "", span.name)
-        self.calls.append(GraphCall(identity, key, _kind(names), span.start, span.end, primary))
+        self.calls.append(GraphCall(identity, key, _kind(names), span.start, span.end, primary, region))
         return len(self.calls) - 1
 
 

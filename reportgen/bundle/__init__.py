@@ -13,6 +13,7 @@ from reportgen.bundle.analysis import (
     Finding,
     GraphAnalysis,
     GraphKernel,
+    GraphRegion,
     IdleHistogram,
     Kernel,
     KernelCost,
@@ -21,6 +22,7 @@ from reportgen.bundle.analysis import (
     RegionEvidence,
     Roof,
     StepAnalysis,
+    VersionRuntime,
 )
 from reportgen.bundle.attribution import KernelOrigin, LineTime, ModuleTime, OriginMatch, ProvenanceSummary
 from reportgen.bundle.base import (
@@ -36,6 +38,7 @@ from reportgen.bundle.capture import (
     AutotuneOp,
     Capture,
     CompileDiagnostics,
+    CompiledVersion,
     GraphBenchmark,
     GraphBreak,
     KernelBenchmark,
@@ -208,6 +211,7 @@ __all__ = [
     "CategoryChange",
     "Comparison",
     "CompileDiagnostics",
+    "CompiledVersion",
     "ConcurrentRun",
     "CountChange",
     "CountName",
@@ -223,6 +227,7 @@ __all__ = [
     "GraphKind",
     "GraphModule",
     "GraphProvenance",
+    "GraphRegion",
     "HostInfo",
     "IdleHistogram",
     "IndexedKernel",
@@ -264,6 +269,7 @@ __all__ = [
     "StepTimes",
     "TimingSummary",
     "Verdict",
+    "VersionRuntime",
     "Versions",
     "WrapperInfo",
     "WrapperKind",

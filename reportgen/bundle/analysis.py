@@ -112,6 +112,30 @@ class GraphKernel(BundleModel):
         return self.device_time_us / self.count if self.count else 0.0
 
 
+class GraphRegion(BundleModel):
+    """A graph's calls inside one `Torch-Compiled Region` (one compiled version of a frame)."""
+
+    region: str = Field(description="The region's name, `Torch-Compiled Region: <frame>/<compile>`.")
+    calls: int
+    kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels those calls launched.")
+
+
+class VersionRuntime(BundleModel):
+    """One compiled version of a frame at run time (`reportgen.analyze.frames`)."""
+
+    compile_id: str = Field(description="Dynamo's `<frame>/<compile>`.")
+    function: str | None = Field(description="The frame's function and location; None: not in the diagnostics.")
+    reason: str | None = Field(
+        default=None, description="For a recompile, the guard of an earlier version that failed."
+    )
+    calls: int = Field(description="Calls in the profiled steps.")
+    device_time_us: float = Field(
+        description="Device (or self CPU) time of the kernels its graphs launched in the profiled steps, backward "
+        "included (joined to its forward by the wrappers' AOT ID)."
+    )
+    graphs: list[str] = Field(default_factory=list, description="Labels of the graphs it ran.")
+
+
 class GraphAnalysis(BundleModel):
     """Where one compiled graph's time goes, from the kernels launched inside its calls.
 
@@ -171,6 +195,11 @@ class GraphAnalysis(BundleModel):
 
     categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
     kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")
+    regions: list[GraphRegion] = Field(
+        default_factory=list,
+        description="The compiled versions its calls ran in (forward and inference graphs; a backward graph runs "
+        "on the autograd thread, outside any region), in order of first call.",
+    )
 
 
 class StepAnalysis(BundleModel):
@@ -243,7 +272,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 8
+ANALYSIS_REVISION = 9
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -252,7 +281,8 @@ ANALYSIS_REVISION = 8
 kernel row's module and line, time per module and per line) and the findings that name them; 6: the repeatable
 figures (device time and counts per profiled step, eager and compiled: `figures`); 7: FLOPs and bytes of the
 kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost goes to the kernels that do the
-op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them)."""
+op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
+compiled version (`versions`, `GraphAnalysis.regions`)."""
 
 
 class Roof(BundleModel):
@@ -306,6 +336,9 @@ class Analysis(BundleModel):
     )
     figures: Figures | None = Field(
         default=None, description="Device figures and counts per profiled step, eager and compiled (what repeats)."
+    )
+    versions: list[VersionRuntime] = Field(
+        default_factory=list, description="Each compiled version of each frame: its calls and device time."
     )
 
     @property

@@ -126,6 +126,16 @@ class Recompile(BundleModel):
     reason: str
 
 
+class CompiledVersion(BundleModel):
+    """One version of a frame Dynamo compiled (a compile, or a recompile of the same frame)."""
+
+    compile_id: str = Field(description="Dynamo's `<frame>/<compile>`, as in `Torch-Compiled Region: 0/1`.")
+    function: str = Field(description="The frame's function and where it starts (`forward (recipes/models.py:12)`).")
+    reason: str | None = Field(
+        default=None, description="For a recompile, the guard of an earlier version that failed (torch ≥ 2.7)."
+    )
+
+
 class CompileDiagnostics(BundleModel):
     """What Dynamo/AOTAutograd/Inductor reported about compilation."""
 
@@ -139,6 +149,9 @@ class CompileDiagnostics(BundleModel):
     cache: dict[str, int] = Field(default_factory=dict, description="Compile cache hit/miss counters.")
     cudagraphs: Literal["used", "skipped", "off"] = "off"
     cudagraph_skip_reasons: list[str] = Field(default_factory=list)
+    versions: list[CompiledVersion] = Field(
+        default_factory=list, description="Every frame version compiled, in compile order (`CompilationMetrics`)."
+    )
 
 
 class Capture(BundleModel):

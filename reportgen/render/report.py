@@ -71,6 +71,7 @@ from reportgen.render.sources import (
 )
 from reportgen.render.trends import history_page, history_section, sparkline, trend_chart
 from reportgen.render.variants import variants_section
+from reportgen.render.versions import versions_section
 
 __all__ = [
     "MODULES_PNG",
@@ -156,6 +157,7 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
     return [
         busy_section(analysis, charts.timeline, charts.idle, figure),
         regions_section(analysis.regions, diagnostics),
+        versions_section(analysis.versions, analysis.kernels.device, analysis.kernels.profiled_steps),
         graph_kernels_section(analysis, bundle.manifest, sources, chart=charts.graph_categories, figure=figure),
         provenance_section(analysis, charts.modules, figure),
         kernel_benchmarks_section(capture.kernel_benchmarks, analysis.peak, capture, charts.bandwidth, figure),

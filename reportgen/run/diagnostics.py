@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from reportgen.bundle import CompileDiagnostics, GraphBreak, Recompile
+from reportgen.bundle import CompileDiagnostics, CompiledVersion, GraphBreak, Recompile
 from reportgen.run.diagnostics_sources import (
     DEBUG_ARTIFACTS,
     Counters,
@@ -195,6 +195,28 @@ def _recompiles(records: list[tuple[str, str, str]], metrics: list[object], root
     return logged if len(logged) >= len(from_metrics) else from_metrics
 
 
+def _versions(metrics: list[object], root: Path) -> list[CompiledVersion]:
+    """Each frame version of `CompilationMetrics` (by compile id, in compile order) with the guard that made it a
+    recompile. A compile id can have several records (its backward's compile too, without a function name): the
+    first that names one is kept."""
+    found: dict[str, CompiledVersion] = {}
+    for record in metrics:
+        compile_id = getattr(record, "compile_id", None)
+        if compile_id is None:
+            continue
+        name = getattr(record, "co_name", None)
+        known = found.get(str(compile_id))
+        if known is not None and (known.function != "?" or not name):
+            continue
+        file, line = getattr(record, "co_filename", None), getattr(record, "co_firstlineno", None)
+        where = f" ({_location(file, line, root)})" if name and file and line is not None else ""
+        reason = getattr(record, "recompile_reason", None) or (known.reason if known else None)
+        found[str(compile_id)] = CompiledVersion(
+            compile_id=str(compile_id), function=f"{name or '?'}{where}", reason=str(reason) if reason else None
+        )
+    return list(found.values())
+
+
 def _cache(counters: Counters) -> dict[str, int]:
     """Inductor FX-graph and AOTAutograd cache counters (hits, misses, bypasses, ...)."""
     found = {
@@ -295,6 +317,7 @@ class DiagnosticsRecorder:
             cache=_cache(counters) if now is not None else {},
             cudagraphs=status,
             cudagraph_skip_reasons=reasons,
+            versions=_versions(metrics, self.root),
         )
 
     def _note_missing(self, has_counters: bool, has_metrics: bool, times: dict[str, float], counters: Counters) -> None:

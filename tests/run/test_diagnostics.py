@@ -232,6 +232,9 @@ def test_model_with_breaks_training_reports_three_located_breaks(tmp_path: Path)
     assert all("graph_break" in b.reason for b in d.graph_breaks)
     assert d.unique_graphs == 4 and len(d.graph_ops) == 4 and all(n > 0 for n in d.graph_ops)
     assert d.recompiles == []
+    # a frame per graph: forward, then the three resume functions after each break; no recompile
+    assert [v.compile_id.split("/")[1] for v in d.versions] == ["0"] * 4 and all(v.reason is None for v in d.versions)
+    assert d.versions[0].function.startswith("forward (recipes/models.py:")
     assert d.cache["fxgraph_cache_miss"] > 0 and d.cache["autograd_cache_miss"] > 0
     assert d.cudagraphs == "off" and d.cudagraph_skip_reasons == []
     _assert_phases_fit(d, extra["wall_s"])
@@ -248,6 +251,12 @@ def test_new_shapes_without_dynamic_recompile_with_a_size_reason(tmp_path: Path)
     assert all(r.frame.startswith("scale_shift (") for r in d.recompiles)
     assert all("size" in r.reason or "shape" in r.reason for r in d.recompiles)
     assert d.graph_breaks == [] and d.unique_graphs == 3
+    # each compile of the frame is a version of it: the first made by no guard, the others by a size guard of
+    # the version before (0/0 failed for 5 rows, 0/1 for 6)
+    assert [v.compile_id for v in d.versions] == ["0/0", "0/1", "0/2"]
+    assert all(v.function.startswith("scale_shift (") for v in d.versions)
+    assert d.versions[0].reason is None
+    assert [(v.reason or "")[:4] for v in d.versions[1:]] == ["0/0:", "0/1:"]
 
 
 @pytest.mark.slow

@@ -1,0 +1,82 @@
+"""Runtime per compiled version: how often each version Dynamo compiled of each frame ran in the profiled steps,
+and the device time of the kernels it launched, beside the guard whose failure made it (issue 31, item 4).
+
+A version is a `Torch-Compiled Region: <frame>/<compile>`. A forward or inference graph's calls run inside one
+(`GraphAnalysis.regions`); a backward graph runs on the autograd thread, outside any region, and is joined to its
+forward through their wrappers' `# AOT ID` (`3_forward`, `3_backward`), its time shared among the forward's
+versions by their calls. Versions come from the compile diagnostics (`CompiledVersion`, with the function and
+the failed guard); a region in the trace that the diagnostics do not name is listed too, its function unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reportgen.bundle import CompiledVersion, GraphAnalysis, ModuleIndex, VersionRuntime
+from reportgen.formats import REGION_PREFIX
+
+__all__ = ["version_runtimes"]
+
+
+def _compile_id(region: str) -> str:
+    """`0/1` of `Torch-Compiled Region: 0/1`."""
+    return region[len(REGION_PREFIX) :].lstrip(": ").strip() if region.startswith(REGION_PREFIX) else region
+
+
+def _aot(graph: GraphAnalysis, index: ModuleIndex | None) -> tuple[str, str] | None:
+    """(AOT number, kind) of the graph's wrapper: (`3`, `backward`) for `# AOT ID: ['3_backward']`."""
+    if index is None or graph.wrapper is None:
+        return None
+    module = next((g for g in index.graphs if g.wrapper_path == graph.wrapper), None)
+    aot_id = module.info.aot_id if module is not None else None
+    if not aot_id or "_" not in aot_id:
+        return None
+    number, _, kind = aot_id.partition("_")
+    return number, kind
+
+
+def version_runtimes(
+    graphs: Sequence[GraphAnalysis], index: ModuleIndex | None, compiled: Sequence[CompiledVersion]
+) -> list[VersionRuntime]:
+    """Every compiled version, in compile order (then versions only the trace shows): calls, device time, graphs."""
+    calls: dict[str, int] = {}
+    time_us: dict[str, float] = {}
+    labels: dict[str, list[str]] = {}
+    forward_regions: dict[str, list[tuple[str, int]]] = {}  # AOT number -> (compile id, calls) of its forward
+
+    def add(compile_id: str, graph: GraphAnalysis, count: int, kernel_us: float) -> None:
+        calls[compile_id] = max(calls.get(compile_id, 0), count)
+        time_us[compile_id] = time_us.get(compile_id, 0.0) + kernel_us
+        if graph.label not in labels.setdefault(compile_id, []):
+            labels[compile_id].append(graph.label)
+
+    for graph in graphs:
+        aot = _aot(graph, index)
+        for region in graph.regions:
+            add(_compile_id(region.region), graph, region.calls, region.kernel_time_us)
+            if aot is not None and aot[1] == "forward":
+                forward_regions.setdefault(aot[0], []).append((_compile_id(region.region), region.calls))
+    for graph in graphs:
+        aot = _aot(graph, index)
+        if graph.regions or aot is None or aot[1] != "backward" or aot[0] not in forward_regions:
+            continue
+        shares = forward_regions[aot[0]]
+        total = sum(n for _, n in shares)
+        for compile_id, n in shares:
+            part = n / total if total else 1 / len(shares)
+            time_us[compile_id] = time_us.get(compile_id, 0.0) + graph.kernel_time_us * part
+            if graph.label not in labels.setdefault(compile_id, []):
+                labels[compile_id].append(graph.label)
+    named = {version.compile_id: version for version in compiled}
+    order = [*named, *(compile_id for compile_id in calls if compile_id not in named)]
+    return [
+        VersionRuntime(
+            compile_id=compile_id,
+            function=named[compile_id].function if compile_id in named else None,
+            reason=named[compile_id].reason if compile_id in named else None,
+            calls=calls.get(compile_id, 0),
+            device_time_us=time_us.get(compile_id, 0.0),
+            graphs=labels.get(compile_id, []),
+        )
+        for compile_id in order
+    ]
