@@ -19,7 +19,7 @@ from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
 from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.provenance import attribute_kernels
-from reportgen.analyze.roofline import roof, with_bounds
+from reportgen.analyze.roofline import roof, with_bounds, with_graph_costs
 from reportgen.analyze.seed import match_benchmarks, seed_busy, with_seed
 from reportgen.analyze.timing import timing_summary
 from reportgen.bundle import (
@@ -91,6 +91,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     kernels = _with_costs(bundle_dir, kernels, device)
     found_roof = roof(manifest.environment, capture)
     kernels = with_bounds(kernels, found_roof)
+    graphs = with_graph_costs(graphs, kernels)
     analysis = Analysis(
         revision=ANALYSIS_REVISION,
         kernels=kernels,

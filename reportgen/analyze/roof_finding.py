@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from reportgen.bundle import Analysis, Finding, Kernel
+from reportgen.bundle import ROOF_TARGET, Analysis, Finding, Kernel
 
-__all__ = ["ROOF_TARGET", "TIME_LEFT_SHARE", "time_left", "time_left_us"]
+__all__ = ["TIME_LEFT_SHARE", "time_left", "time_left_us"]
 
-ROOF_TARGET = 0.8
-"""What a well-tuned kernel reaches: this share of its roof (cuBLAS GEMMs of large shapes reach 70-90 %)."""
 TIME_LEFT_SHARE = 0.05
 """The finding fires when the time left is over this share of the kernel table's time."""
 _LISTED = 5
@@ -17,11 +15,7 @@ _LISTED = 5
 def time_left_us(kernel: Kernel) -> float:
     """The row's time beyond what its FLOPs would take at `ROOF_TARGET` of its roof (0 when under, or not held
     to a roof)."""
-    cost = kernel.cost
-    if cost is None or not cost.bound_tflops:
-        return 0.0
-    ideal_us = cost.flops / (ROOF_TARGET * cost.bound_tflops * 1e6)
-    return max(kernel.device_time_us - ideal_us, 0.0)
+    return kernel.cost.time_left_us(kernel.device_time_us) if kernel.cost is not None else 0.0
 
 
 def time_left(analysis: Analysis) -> Finding | None:

@@ -8,9 +8,9 @@ products and attention, `Capture.tf32_cudnn` for convolutions), else to FP32.
 from __future__ import annotations
 
 from reportgen.analyze.gpu_peaks import gpu_peaks, peak_tflops, peaks_of_model
-from reportgen.bundle import Capture, Environment, Kernel, KernelTable, Roof
+from reportgen.bundle import Capture, Environment, GraphAnalysis, Kernel, KernelTable, Roof
 
-__all__ = ["roof", "with_bounds"]
+__all__ = ["roof", "with_bounds", "with_graph_costs"]
 
 _CHART_DTYPES = ("float", "c10::BFloat16", "c10::Half", "c10::Float8_e4m3fn")
 _CONVOLUTIONS = frozenset({"aten::convolution", "aten::convolution_backward"})
@@ -58,3 +58,27 @@ def with_bounds(table: KernelTable, found: Roof | None) -> KernelTable:
         bound, kind = (memory, "memory") if memory is not None and memory < compute else (compute, "compute")
         rows.append(row.model_copy(update={"cost": cost.model_copy(update={"bound_tflops": bound, "bound": kind})}))
     return table.model_copy(update={"kernels": rows})
+
+
+def with_graph_costs(graphs: list[GraphAnalysis], table: KernelTable) -> list[GraphAnalysis]:
+    """Each graph's kernels with their share of the table row's cost (by launches: the same kernel name does the
+    same work per launch) and its roof."""
+    rows = {row.name: row for row in table.kernels if row.cost is not None and row.count > 0}
+    out = []
+    for graph in graphs:
+        kernels = []
+        for kernel in graph.kernels:
+            row = rows.get(kernel.name)
+            if row is None or row.cost is None:
+                kernels.append(kernel)
+                continue
+            part = kernel.count / row.count
+            cost = row.cost.model_copy(
+                update={
+                    "flops": row.cost.flops * part,
+                    "bytes": None if row.cost.bytes is None else row.cost.bytes * part,
+                }
+            )
+            kernels.append(kernel.model_copy(update={"cost": cost}))
+        out.append(graph.model_copy(update={"kernels": kernels}))
+    return out

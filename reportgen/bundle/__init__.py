@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reportgen.bundle.analysis import (
     ANALYSIS_REVISION,
+    ROOF_TARGET,
     Analysis,
     BusySource,
     Finding,
@@ -192,6 +193,7 @@ __all__ = [
     "PROVENANCE_FILE",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
+    "ROOF_TARGET",
     "SAFE_NAME",
     "SCHEMA_VERSION",
     "SEED_BUCKETS",

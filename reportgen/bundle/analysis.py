@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 
+ROOF_TARGET = 0.8
+"""What a well-tuned kernel reaches: this share of its roof (cuBLAS GEMMs of large shapes reach 70-90 %)."""
+
+
 class KernelCost(BundleModel):
     """The FLOPs and least bytes of a kernel's launches over the profiled steps, from the ops that launched them
     (`reportgen.analyze.costs`): a matrix product, convolution or attention op's cost is shared, in proportion to
@@ -49,6 +53,12 @@ class KernelCost(BundleModel):
     def achieved_tflops(self, time_us: float) -> float | None:
         """FLOP/s over `time_us` (the row's time), in TFLOP/s."""
         return self.flops / (time_us * 1e6) if time_us > 0 else None
+
+    def time_left_us(self, time_us: float) -> float:
+        """Time beyond what these FLOPs would take at `ROOF_TARGET` of the roof (0 when under, or without one)."""
+        if not self.bound_tflops:
+            return 0.0
+        return max(time_us - self.flops / (ROOF_TARGET * self.bound_tflops * 1e6), 0.0)
 
 
 class Kernel(BundleModel):
@@ -104,6 +114,9 @@ class GraphKernel(BundleModel):
     aten_ops: list[str] = Field(default_factory=list, description="The original ATen ops the kernel fuses.")
     origins: list[KernelOrigin] = Field(
         default_factory=list, description="Where its time comes from in the model (provenance), largest share first."
+    )
+    cost: KernelCost | None = Field(
+        default=None, description="Its share of the kernel table row's FLOPs and bytes (by launches), with its roof."
     )
 
     @property
@@ -282,7 +295,7 @@ kernel row's module and line, time per module and per line) and the findings tha
 figures (device time and counts per profiled step, eager and compiled: `figures`); 7: FLOPs and bytes of the
 kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost goes to the kernels that do the
 op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
-compiled version (`versions`, `GraphAnalysis.regions`)."""
+compiled version (`versions`, `GraphAnalysis.regions`) and each graph kernel's share of its row's cost."""
 
 
 class Roof(BundleModel):

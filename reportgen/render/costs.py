@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reportgen.bundle import Kernel, KernelTable, Roof
+from reportgen.bundle import ROOF_TARGET, GraphAnalysis, GraphKernel, Kernel, KernelTable, Roof
 from reportgen.escape import external_link, html_attribute
 from reportgen.render.markup import escape_md, plural
 
-__all__ = ["COST_HEADER", "cost_cells", "costs_note", "has_costs", "why_not_counted"]
+__all__ = ["COST_HEADER", "cost_cells", "costs_note", "graph_roof_sentence", "has_costs", "why_not_counted"]
 
 COST_HEADER = ["TFLOP/s", "% of roof"]
 _NONE = "—"
@@ -24,7 +24,7 @@ _WHY_NOT = {
 """Why a row of a category has no FLOPs (the hover text of its — cell); Inductor's categories: `_INDUCTOR`."""
 
 
-def why_not_counted(kernel: Kernel) -> str:
+def why_not_counted(kernel: Kernel | GraphKernel) -> str:
     """Why the row has no FLOPs, by its category."""
     if kernel.category.startswith(("triton_", "cpp_")):
         return _INDUCTOR
@@ -36,7 +36,7 @@ def has_costs(table: KernelTable) -> bool:
     return any(row.cost is not None for row in table.kernels)
 
 
-def cost_cells(kernel: Kernel) -> list[str]:
+def cost_cells(kernel: Kernel | GraphKernel) -> list[str]:
     """The row's achieved TFLOP/s and its share of its roof (— where not counted or no roof is known)."""
     cost = kernel.cost
     achieved = cost.achieved_tflops(kernel.device_time_us) if cost is not None else None
@@ -63,4 +63,25 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
         f"and elementwise kernels beside them) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
         f"the time, {'is' if len(counted) == 1 else 'are'} counted; the others (Inductor's own kernels, copies) are not: "
         f"hover a — for why. % of roof: {where}."
+    )
+
+
+def graph_roof_sentence(graph: GraphAnalysis) -> str:
+    """How near its roof a graph's kernels of known FLOPs run, time-weighted, and the time left at `ROOF_TARGET`."""
+    counted = [k for k in graph.kernels if k.cost is not None]
+    held = [(k.device_time_us, achieved / k.cost.bound_tflops, k.cost.time_left_us(k.device_time_us))
+            for k in counted
+            if k.cost is not None and k.cost.bound_tflops
+            and (achieved := k.cost.achieved_tflops(k.device_time_us)) is not None]  # fmt: skip
+    time_us = sum(k.device_time_us for k in counted)
+    share = 100 * time_us / graph.kernel_time_us if graph.kernel_time_us > 0 else 0.0
+    text = f"Kernels of known FLOPs: {len(counted)}, {time_us / 1000:.2f} ms ({share:.1f} % of the graph's time)"
+    held_us = sum(t for t, _, _ in held)
+    if not held or held_us <= 0:
+        return f"{text}; no roof known."
+    weighted = 100 * sum(t * part for t, part, _ in held) / held_us
+    left = sum(us for _, _, us in held)
+    return (
+        f"{text}, at {weighted:.0f} % of their roof (time-weighted); at {100 * ROOF_TARGET:.0f} % of it they "
+        f"would take {left / 1000:.2f} ms less."
     )

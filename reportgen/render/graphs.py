@@ -17,6 +17,7 @@ from reportgen.bundle import (
     PeakBandwidth,
     StepAnalysis,
 )
+from reportgen.render.costs import COST_HEADER, cost_cells, graph_roof_sentence
 from reportgen.render.kernel_names import short_kernel_name
 from reportgen.render.markup import MISSING, SORTABLE, code_span, escape_md, list_table
 from reportgen.render.provenance import origin_cells
@@ -219,7 +220,11 @@ def graph_kernels_text(graph: GraphAnalysis, manifest: Manifest, pages: SourcePa
     rows = [_kernel_cells(graph, i, pages, order) for i in range(shown)]
     total = f"{graph.kernel_time_us / 1000:.2f} ms"
     sentence = f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls."
-    return "\n\n".join([sentence, list_table(GRAPH_KERNEL_HEADERS, rows, classes=SORTABLE)])
+    if not any(kernel.cost is not None for kernel in graph.kernels):
+        return "\n\n".join([sentence, list_table(GRAPH_KERNEL_HEADERS, rows, classes=SORTABLE)])
+    rows = [[*row, *cost_cells(graph.kernels[i])] for i, row in enumerate(rows)]
+    table = list_table([*GRAPH_KERNEL_HEADERS, *COST_HEADER], rows, classes=SORTABLE)
+    return "\n\n".join([f"{sentence} {graph_roof_sentence(graph)}", table])
 
 
 def _peak(peak: PeakBandwidth | None) -> tuple[float | None, str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.analyze.roofline import roof, with_bounds
-from reportgen.bundle import Capture, Kernel, KernelCost, KernelTable, RunStatus
+from reportgen.analyze.roofline import roof, with_bounds, with_graph_costs
+from reportgen.bundle import Capture, GraphAnalysis, GraphKernel, Kernel, KernelCost, KernelTable, RunStatus
 from tests.conftest import make_manifest
 
 
@@ -72,3 +72,28 @@ def test_every_gpu_the_table_knows_bounds_its_rows(device_name: str) -> None:
     (row,) = with_bounds(table, found).kernels
     assert found is not None and row.cost is not None and row.cost.bound == "memory"
     assert row.cost.bound_tflops == pytest.approx(found.memory_tbps)  # 1 FLOP/B
+
+
+def test_each_graph_gets_its_launches_share_of_a_rows_cost() -> None:
+    """A row of 3 launches and 300 FLOPs (600 bytes), 2 launches in graph 0 and 1 in graph 1: 200 and 100 FLOPs,
+    400 and 200 bytes, the row's roof kept; an uncounted kernel stays without a cost."""
+    cost = KernelCost(flops=300.0, bytes=600.0, dtype="float", ops=["aten::mm"], bound_tflops=5.0, bound="memory")
+    table = KernelTable(
+        device="cuda", profiled_steps=1, total_us=3.0,
+        kernels=[Kernel(name="gemm", category="extern_gemm", device_time_us=3.0, count=3, share=1.0, cost=cost)],
+    )  # fmt: skip
+
+    def graph(number: int, launches: int) -> GraphAnalysis:
+        kernels = [
+            GraphKernel(graph=number, name="gemm", category="extern_gemm", device_time_us=launches, count=launches,
+                        share=0.5),
+            GraphKernel(graph=number, name="triton_poi_0", category="triton_pointwise", device_time_us=1.0, count=1,
+                        share=0.5),
+        ]  # fmt: skip
+        return GraphAnalysis(graph=number, label=f"g{number}", key=None, kind="forward", calls=1, wall_us=1.0,
+                             kernel_time_us=launches + 1.0, kernels=kernels)  # fmt: skip
+
+    out = with_graph_costs([graph(0, 2), graph(1, 1)], table)
+    costs = [g.kernels[0].cost for g in out]
+    assert [(c.flops, c.bytes, c.bound_tflops) for c in costs if c] == [(200.0, 400.0, 5.0), (100.0, 200.0, 5.0)]
+    assert all(g.kernels[1].cost is None for g in out)
