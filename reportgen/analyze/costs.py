@@ -23,10 +23,10 @@ from typing import Literal
 from reportgen.analyze.categories import is_compute
 from reportgen.analyze.flops import COUNTED_OPS, OpCost, op_cost
 from reportgen.analyze.kernels import TimedOp, self_times
-from reportgen.bundle import Kernel, KernelCost, KernelTable
+from reportgen.bundle import Kernel, KernelCost, KernelTable, ModuleIndex
 from reportgen.formats import ShapedOp, Trace, WorkItem, cpu_ops, shaped_ops, work_items
 
-__all__ = ["NameCost", "name_costs", "with_costs"]
+__all__ = ["NameCost", "name_costs", "with_costs", "with_template_estimates"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +133,35 @@ def with_costs(table: KernelTable, costs: Mapping[str, NameCost]) -> KernelTable
             bytes=None if found.bytes is None else found.bytes * scale,
             dtype=found.dtype,
             ops=sorted(found.ops),
+        )
+        rows.append(row.model_copy(update={"cost": cost}))
+    return table.model_copy(update={"kernels": rows})
+
+
+def with_template_estimates(table: KernelTable, index: ModuleIndex | None) -> KernelTable:
+    """Triton template rows (max-autotune's GEMMs and convolutions) without a counted cost get Inductor's estimates
+    (`IndexedKernel.flop`, `num_gb`: per call, times the row's launches), marked `estimated`. Only templates:
+    Inductor also gives a pointwise kernel fused after an extern convolution that convolution's FLOPs. A name
+    whose definitions disagree (two graphs, two sizes) is left uncounted."""
+    if index is None:
+        return table
+    found: dict[str, set[tuple[int, float | None, str]]] = {}
+    for kernel in index.kernels:
+        if kernel.flop and kernel.dtype:
+            found.setdefault(kernel.name, set()).add((kernel.flop, kernel.num_gb, kernel.dtype))
+    rows: list[Kernel] = []
+    for row in table.kernels:
+        estimates = found.get(row.name, set())
+        if row.cost is not None or row.category != "triton_template" or len(estimates) != 1:
+            rows.append(row)
+            continue
+        flop, num_gb, dtype = next(iter(estimates))
+        cost = KernelCost(
+            flops=float(flop * row.count),
+            bytes=None if num_gb is None else num_gb * 1e9 * row.count,
+            dtype=dtype,
+            ops=[],
+            estimated=True,
         )
         rows.append(row.model_copy(update={"cost": cost}))
     return table.model_copy(update={"kernels": rows})

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from reportgen.bundle import ROOF_TARGET, Analysis, Finding, Kernel
+from reportgen.bundle import ROOF_TARGET, Analysis, Finding, Kernel, KernelCost
 
 __all__ = ["TIME_LEFT_SHARE", "time_left", "time_left_us"]
 
@@ -16,6 +16,11 @@ def time_left_us(kernel: Kernel) -> float:
     """The row's time beyond what its FLOPs would take at `ROOF_TARGET` of its roof (0 when under, or not held
     to a roof)."""
     return kernel.cost.time_left_us(kernel.device_time_us) if kernel.cost is not None else 0.0
+
+
+def _source(cost: KernelCost) -> str:
+    """Where a row's FLOPs come from: its ops, or Inductor's estimate for a template."""
+    return "Inductor's estimate" if cost.estimated or not cost.ops else ", ".join(f"`{op}`" for op in cost.ops)
 
 
 def time_left(analysis: Analysis) -> Finding | None:
@@ -34,7 +39,7 @@ def time_left(analysis: Analysis) -> Finding | None:
         assert cost is not None and cost.bound_tflops is not None
         achieved = cost.achieved_tflops(kernel.device_time_us) or 0.0
         lines.append(
-            f"- `{kernel.name}` ({', '.join(f'`{op}`' for op in cost.ops)}, `{cost.dtype}`): {achieved:.3g} TFLOP/s, "
+            f"- `{kernel.name}` ({_source(cost)}, `{cost.dtype}`): {achieved:.3g} TFLOP/s, "
             f"{100 * achieved / cost.bound_tflops:.0f} % of its {cost.bound} roof ({cost.bound_tflops:.3g} TFLOP/s); "
             f"{us / 1000:.2f} ms left"
         )

@@ -43,6 +43,11 @@ class KernelCost(BundleModel):
     bytes: float | None = Field(default=None, description="Least bytes moved (inputs read and outputs written once).")
     dtype: str = Field(description="The dtype of the products, as the profiler names it (`c10::BFloat16`, `float`).")
     ops: list[str] = Field(description="The ops the FLOPs come from (`aten::mm`, `aten::convolution`, ...).")
+    estimated: bool = Field(
+        default=False,
+        description="FLOPs and bytes are Inductor's estimates for a Triton template (`kernel_flop`, `kernel_num_gb`), "
+        "not counted from recorded shapes.",
+    )
     bound_tflops: float | None = Field(
         default=None,
         description="The roof at its arithmetic intensity: the lower of its dtype's peak and intensity x the memory "

@@ -82,6 +82,12 @@ class IndexedKernel(BundleModel):
     num_gb: float | None = Field(
         default=None, description="Inductor's estimate of GB moved per call (`kernel_num_gb`), Triton kernels only."
     )
+    flop: int | None = Field(
+        default=None,
+        description="Inductor's estimate of FLOPs per call (`kernel_flop`): a Triton template's matrix product; 0 or "
+        "None for most other kernels.",
+    )
+    dtype: str | None = Field(default=None, description="The dtype of its signature's first pointer (`c10::Half`).")
 
     @property
     def name(self) -> str:

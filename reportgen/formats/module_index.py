@@ -17,7 +17,7 @@ from reportgen.bundle import (
     bundle_file,
 )
 from reportgen.errors import BundleError
-from reportgen.formats.wrapper import embedded_source, kernel_num_gb, parse_wrapper
+from reportgen.formats.wrapper import embedded_source, kernel_estimates, kernel_num_gb, parse_wrapper
 
 __all__ = ["kernel_source", "module_index", "read_module"]
 
@@ -46,13 +46,17 @@ def kernel_source(
     return embedded_source(wrapper_source, kernel.source)
 
 
-def _num_gb(
+def _estimates(
     bundle_dir: Path, source: KernelSource, module_path: str | None, wrapper_source: str, budget: ReadBudget
-) -> float | None:
+) -> dict[str, object]:
+    """Inductor's estimates of a Triton kernel (`num_gb`, `flop`, `dtype` of `IndexedKernel`); none for others."""
     if source.backend != "triton":
-        return None
+        return {}
     text = read_module(bundle_dir, module_path, budget) if module_path else embedded_source(wrapper_source, source)
-    return kernel_num_gb(text) if text else None
+    if not text:
+        return {}
+    flop, dtype = kernel_estimates(text)
+    return {"num_gb": kernel_num_gb(text), "flop": flop, "dtype": dtype}
 
 
 def module_index(bundle_dir: Path, modules: Sequence[ModuleFile]) -> ModuleIndex:
@@ -77,6 +81,6 @@ def module_index(bundle_dir: Path, modules: Sequence[ModuleFile]) -> ModuleIndex
         graphs.append(GraphModule(graph=graph, wrapper_path=wrapper.path, info=info))
         for kernel in info.kernels:
             module_path = kernel_files.get(kernel.kernel_path) if kernel.kernel_path else None
-            num_gb = _num_gb(bundle_dir, kernel, module_path, source, budget)
-            kernels.append(IndexedKernel(graph=graph, source=kernel, module_path=module_path, num_gb=num_gb))
+            estimates = _estimates(bundle_dir, kernel, module_path, source, budget)
+            kernels.append(IndexedKernel(graph=graph, source=kernel, module_path=module_path, **estimates))  # type: ignore[arg-type]
     return ModuleIndex(graphs=graphs, kernels=kernels)

@@ -33,6 +33,7 @@ from reportgen.bundle import KernelBackend, KernelSource, WrapperInfo, WrapperKi
 
 __all__ = [
     "embedded_source",
+    "kernel_estimates",
     "kernel_module_name",
     "kernel_num_gb",
     "parse_wrapper",
@@ -48,6 +49,11 @@ _UNPACK = re.compile(r"^\s*(.+?),?\s*=\s*args\s*$")
 _EXTERN_CALL = re.compile(r"(?<![\w.])(extern_kernels\.\w+|torch\.ops\.\w+\.\w+(?:\.\w+)?|aten\.\w+(?:\.\w+)?)\(")
 _TRITON_DEF = re.compile(r"^def (triton_\w+)\(", re.M)
 _NUM_GB = re.compile(r"['\"]kernel_num_gb['\"]:\s*([-+0-9.eE]+|None)")
+_FLOP = re.compile(r"['\"]kernel_flop['\"]:\s*(\d+)")
+_POINTER = re.compile(r"['\"]signature['\"]:\s*\{[^}]*?['\"]\*(fp16|bf16|fp32|fp8e4nv|fp8e5)['\"]")
+_DTYPES = {"fp16": "c10::Half", "bf16": "c10::BFloat16", "fp32": "float", "fp8e4nv": "c10::Float8_e4m3fn",
+           "fp8e5": "c10::Float8_e5m2"}  # fmt: skip
+"""Triton's pointer types, as the profiler names the dtypes."""
 _BACKENDS: dict[str, KernelBackend] = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp"}
 _STRING_QUOTES = "'''"
 
@@ -166,6 +172,14 @@ def kernel_module_name(source: str) -> str | None:
     """The `def triton_...(` name of a Triton kernel module, or None."""
     match = _TRITON_DEF.search(source)
     return match.group(1) if match else None
+
+
+def kernel_estimates(source: str) -> tuple[int | None, str | None]:
+    """Inductor's FLOP estimate per call (`inductor_meta['kernel_flop']`, with TORCHINDUCTOR_BENCHMARK_KERNEL: a
+    template's matrix product, 0 for most other kernels) and the dtype of the first pointer of its signature."""
+    flop = _FLOP.search(source)
+    pointer = _POINTER.search(source)
+    return (int(flop.group(1)) if flop else None), (_DTYPES[pointer.group(1)] if pointer else None)
 
 
 def kernel_num_gb(source: str) -> float | None:

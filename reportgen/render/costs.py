@@ -43,7 +43,7 @@ def cost_cells(kernel: Kernel | GraphKernel) -> list[str]:
     if cost is None or achieved is None:
         return [f'<span title="{html_attribute(f"not counted: {why_not_counted(kernel)}")}">{_NONE}</span>', _NONE]
     share = f"{100 * achieved / cost.bound_tflops:.0f} ({cost.bound})" if cost.bound_tflops else _NONE
-    return [f"{achieved:.3g}", share]
+    return [f"{'≈' if cost.estimated else ''}{achieved:.3g}", share]
 
 
 def costs_note(table: KernelTable, roof: Roof | None) -> str:
@@ -61,8 +61,9 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
         f"TFLOP/s: the FLOPs of the matrix products, convolutions and attention that launched a kernel (from their "
         f"shapes, shared by time among the kernels that do the op's arithmetic, not the layout transforms, fills "
         f"and elementwise kernels beside them) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
-        f"the time, {'is' if len(counted) == 1 else 'are'} counted; the others (Inductor's own kernels, copies) are not: "
-        f"hover a — for why. % of roof: {where}."
+        f"the time, {'is' if len(counted) == 1 else 'are'} counted (≈: a Triton template's FLOPs and bytes as "
+        f"Inductor estimates them); the others (Inductor's own kernels, copies) are not: hover a — for why. "
+        f"% of roof: {where}."
     )
 
 

@@ -8,8 +8,18 @@ from pathlib import Path
 import pytest
 
 from reportgen.analyze import analyze
-from reportgen.analyze.costs import name_costs, with_costs
-from reportgen.bundle import SHAPES_TRACE_FILE, Kernel, KernelTable, RunStatus, read_capture, read_manifest
+from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates
+from reportgen.bundle import (
+    SHAPES_TRACE_FILE,
+    IndexedKernel,
+    Kernel,
+    KernelSource,
+    KernelTable,
+    ModuleIndex,
+    RunStatus,
+    read_capture,
+    read_manifest,
+)
 from reportgen.formats import Trace
 from reportgen.recipe import load_recipe
 from reportgen.run import RunOptions, run_recipe
@@ -107,3 +117,39 @@ def test_an_ops_cost_goes_to_its_arithmetic_kernels_by_time_and_scaled_to_the_ta
     bytes_per_call = (2 * 3 * 256 + 8 * 27 + 2 * 8 * 64) * 4
     assert rows[0].cost.bytes == pytest.approx(3 * bytes_per_call * 0.75)
     assert rows[0].cost.ops == ["aten::convolution"] and rows[1].cost is None
+
+
+def _indexed(name: str, flop: int | None, num_gb: float | None, dtype: str | None, graph: int = 0) -> IndexedKernel:
+    source = KernelSource(name=name, backend="triton", kernel_path=None, source_nodes=[], aten_ops=[], line=1,
+                          end_line=1)  # fmt: skip
+    return IndexedKernel(graph=graph, source=source, module_path=None, num_gb=num_gb, flop=flop, dtype=dtype)
+
+
+def test_a_triton_templates_row_takes_inductors_estimates_marked_estimated() -> None:
+    """A template of 2^31 FLOPs and 0.0125 GB a call, 4 launches: 8.6e9 FLOPs, 5e7 bytes. A pointwise kernel
+    with a FLOP count (Inductor gives the one fused after an extern convolution that convolution's FLOPs) and a
+    template name defined twice with two sizes stay uncounted."""
+    index = ModuleIndex(
+        kernels=[
+            _indexed("triton_tem_fused_mm_0", 2**31, 0.0125, "c10::BFloat16"),
+            _indexed("triton_poi_fused__to_copy_convolution_3", 602112, 0.001, "c10::Half"),
+            _indexed("triton_tem_fused_mm_1", 1000, None, "c10::Half"),
+            _indexed("triton_tem_fused_mm_1", 2000, None, "c10::Half", graph=1),
+        ]
+    )
+
+    def row(name: str, category: str) -> Kernel:
+        return Kernel(name=name, category=category, device_time_us=10.0, count=4, share=0.25)
+
+    table = KernelTable(
+        device="cuda", profiled_steps=2, total_us=40.0,
+        kernels=[row("triton_tem_fused_mm_0", "triton_template"),
+                 row("triton_poi_fused__to_copy_convolution_3", "triton_pointwise"),
+                 row("triton_tem_fused_mm_1", "triton_template")],
+    )  # fmt: skip
+    rows = with_template_estimates(table, index).kernels
+    cost = rows[0].cost
+    assert cost is not None and cost.estimated and cost.ops == [] and cost.dtype == "c10::BFloat16"
+    assert cost.flops == 4 * 2**31 and cost.bytes == pytest.approx(4 * 0.0125e9)
+    assert rows[1].cost is None and rows[2].cost is None
+    assert with_template_estimates(table, None) == table

@@ -17,6 +17,7 @@ from reportgen.formats.wrapper import (
     KernelSource,
     WrapperInfo,
     embedded_source,
+    kernel_estimates,
     kernel_module_name,
     kernel_num_gb,
     parse_wrapper,
@@ -151,6 +152,32 @@ def test_kernel_module_name_and_num_gb() -> None:
     assert kernel_module_name("import triton\n") is None
     assert kernel_num_gb("inductor_meta={'kernel_name': 'x'}") is None
     assert kernel_num_gb("inductor_meta={'kernel_num_gb': None}") is None
+
+
+def test_kernel_estimates_read_inductors_flops_and_the_first_pointers_dtype() -> None:
+    """The fixture's kernel modules (TORCHINDUCTOR_BENCHMARK_KERNEL=1, AMP fp16): every one says `kernel_flop`,
+    and the 16 with a non-zero count are the pointwise kernels fused after a convolution (Inductor gives them its
+    FLOPs), counted here by plain substring search."""
+    with tarfile.open(FIXTURE / "modules.tar.gz") as tar:
+        sources = [
+            text
+            for member in tar.getmembers()
+            if member.isfile() and member.name.endswith(".py")
+            and "@triton.jit" in (text := tar.extractfile(member).read().decode())  # type: ignore[union-attr]
+        ]  # fmt: skip
+    nonzero = [
+        t for t in sources if "'kernel_flop': " in t and "'kernel_flop': 0," not in t and "'kernel_flop': 0}" not in t
+    ]
+    found = [kernel_estimates(text) for text in sources]
+    assert all(flop is not None for flop, _ in found)
+    assert sum(1 for flop, _ in found if flop) == len(nonzero) == 16
+    dtypes = [dtype for _, dtype in found]
+    assert set(dtypes) == {"c10::Half", "float", None}  # None: a signature of integer and bool pointers only
+    assert dtypes.count("c10::Half") > dtypes.count(None)
+    template = "triton_meta={'signature': {'arg_A': '*bf16', 'arg_B': '*bf16', 'out_ptr0': '*bf16'}}, " \
+        "inductor_meta={'kernel_num_gb': 0.0125, 'kernel_flop': 2147483648}"  # fmt: skip
+    assert kernel_estimates(template) == (2147483648, "c10::BFloat16")
+    assert kernel_estimates("triton_meta={'signature': {'x': 'i32'}}") == (None, None)
 
 
 SYNTHETIC = textwrap.dedent(

@@ -28,6 +28,8 @@ def _table() -> KernelTable:
 def test_a_counted_row_shows_its_tflops_and_share_of_its_roof() -> None:
     rows = _table().kernels
     assert cost_cells(rows[0]) == ["2", "50 (compute)"]  # 2e9 FLOPs in 1 ms: 2 TFLOP/s, half of a 4 TFLOP/s roof
+    estimated = rows[0].model_copy(update={"cost": rows[0].cost.model_copy(update={"estimated": True})})  # type: ignore[union-attr]
+    assert cost_cells(estimated) == ["≈2", "50 (compute)"]  # a template's FLOPs as Inductor estimates them
     uncounted, roof_cell = cost_cells(rows[1])
     assert roof_cell == "—" and uncounted.endswith(">—</span>")
     assert 'title="not counted: Inductor&#x27;s own kernel: no op of known cost launched it' in uncounted
