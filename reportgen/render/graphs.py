@@ -5,7 +5,7 @@ Pure functions of the bundle model; the page assembler (`render.pages`) places t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reportgen.bundle import (
     SEED_BUCKETS,
@@ -201,15 +201,22 @@ def graph_kernels_section(
     per_graph: int = 15,
     chart: str | None = None,
     figure: object = None,
+    rooflines: Mapping[str, str] | None = None,
 ) -> str:
-    """Top kernels of each compiled graph, with the ATen ops each fused and a link to its source."""
+    """Top kernels of each compiled graph, with the ATen ops each fused and a link to its source; the graph's
+    roofline (`rooflines`: graph number as text -> chart) above its table."""
     if not analysis.graphs:
         return ""
     parts = ["## Kernels per compiled graph"]
     if chart and figure is not None:
         parts.append(figure(chart, "Kernel time per graph by category", "Where each graph's kernel time goes."))  # type: ignore[operator]
     for graph in analysis.graphs:
-        parts += [f"### {escape_md(graph.label)}", graph_kernels_text(graph, manifest, pages, per_graph)]
+        parts.append(f"### {escape_md(graph.label)}")
+        roofline = (rooflines or {}).get(str(graph.graph))
+        if roofline and figure is not None:
+            caption = "This graph's kernels of known FLOPs against the GPU's roofs, sized by time."
+            parts.append(figure(roofline, f"Roofline of {graph.label}", caption))  # type: ignore[operator]
+        parts.append(graph_kernels_text(graph, manifest, pages, per_graph))
     return "\n\n".join(parts)
 
 

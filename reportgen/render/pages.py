@@ -49,6 +49,8 @@ class ChartFiles:
     bandwidth: str | None = None
     modules: str | None = None
     roofline: str | None = None
+    graph_rooflines: dict[str, str] | None = None
+    """One roofline per graph with counted kernels: graph number (as text) -> file."""
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +97,7 @@ BANDWIDTH_PNG = "bandwidth.png"
 SPEEDUPS_PNG = "speedups.png"
 MODULES_PNG = "modules.png"
 ROOFLINE_PNG = "roofline.png"
+GRAPH_ROOFLINE_PNG = "roofline-graph-{}.png"
 
 
 def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
@@ -130,6 +131,7 @@ def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
         bandwidth=bandwidth_chart(benchmarks, peak, path(BANDWIDTH_PNG)).name if benchmarks else None,
         modules=module_time_chart(analysis.provenance, path(MODULES_PNG)).name if analysis.provenance else None,
         roofline=_roofline(analysis, path(ROOFLINE_PNG)),
+        graph_rooflines=_graph_rooflines(analysis, lambda n: path(GRAPH_ROOFLINE_PNG.format(n))),
     )
 
 
@@ -137,7 +139,20 @@ def _roofline(analysis: Analysis, path: Path) -> str | None:
     """The roofline chart when the run's GPU has a roof and a kernel has FLOPs."""
     if analysis.roof is None or not any(row.cost is not None for row in analysis.kernels.kernels):
         return None
-    return roofline_chart(analysis.kernels, analysis.roof, path).name
+    return roofline_chart(analysis.kernels.kernels, analysis.roof, path).name
+
+
+def _graph_rooflines(analysis: Analysis, path: Callable[[int], Path]) -> dict[str, str] | None:
+    """A roofline per compiled graph with a counted kernel, when the run's GPU has a roof."""
+    roof = analysis.roof
+    if roof is None:
+        return None
+    found = {
+        str(graph.graph): roofline_chart(graph.kernels, roof, path(graph.graph), graph.label).name
+        for graph in analysis.graphs
+        if graph.graph is not None and any(kernel.cost is not None for kernel in graph.kernels)
+    }
+    return found or None
 
 
 def leading_sections(bundle: Bundle, comparison: Comparison | None = None) -> list[str]:
@@ -158,7 +173,14 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
         busy_section(analysis, charts.timeline, charts.idle, figure),
         regions_section(analysis.regions, diagnostics),
         versions_section(analysis.versions, analysis.kernels.device, analysis.kernels.profiled_steps),
-        graph_kernels_section(analysis, bundle.manifest, sources, chart=charts.graph_categories, figure=figure),
+        graph_kernels_section(
+            analysis,
+            bundle.manifest,
+            sources,
+            chart=charts.graph_categories,
+            figure=figure,
+            rooflines=charts.graph_rooflines,
+        ),
         provenance_section(analysis, charts.modules, figure),
         kernel_benchmarks_section(capture.kernel_benchmarks, analysis.peak, capture, charts.bandwidth, figure),
         autotune_section(capture.autotune),

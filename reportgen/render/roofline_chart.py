@@ -3,9 +3,10 @@ time, under the roofs of the GPU (issue 31)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from reportgen.bundle import KernelTable, Roof
+from reportgen.bundle import GraphKernel, Kernel, Roof
 from reportgen.escape import chart_text
 from reportgen.render.charts import _new_figure, _save, plottable
 
@@ -14,11 +15,14 @@ __all__ = ["roofline_chart"]
 _DTYPE_LABELS = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32"}
 
 
-def roofline_chart(table: KernelTable, roof: Roof, path: Path) -> Path:
-    """Log-log roofline of the counted rows with a byte count; a roof per dtype among them; returns `path`."""
+def roofline_chart(
+    kernels: Sequence[Kernel | GraphKernel], roof: Roof, path: Path, title: str = "kernels of known FLOPs"
+) -> Path:
+    """Log-log roofline of the counted kernels with a byte count (a run's table, or one graph's kernels); a roof
+    per dtype among them; returns `path`."""
     rows = [
         (row.cost.flops / row.cost.bytes, achieved, row.device_time_us, row.cost.dtype)
-        for row in table.kernels
+        for row in kernels
         if row.cost is not None and row.cost.bytes
         if (achieved := row.cost.achieved_tflops(row.device_time_us)) is not None
         and plottable(achieved)
@@ -26,7 +30,7 @@ def roofline_chart(table: KernelTable, roof: Roof, path: Path) -> Path:
     ]
     figure = _new_figure(4.2)
     axes = figure.add_subplot()
-    axes.set_title(f"Roofline: kernels of known FLOPs on an {chart_text(roof.model)}")
+    axes.set_title(f"Roofline: {chart_text(title)} on an {chart_text(roof.model)}")
     if not rows:
         axes.text(0.5, 0.5, "no kernel of known FLOPs and bytes", ha="center", va="center", transform=axes.transAxes)
         axes.set_axis_off()

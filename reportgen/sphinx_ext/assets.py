@@ -71,7 +71,10 @@ class BundleAssets:
 
     def names(self) -> list[str]:
         """The names of all files in `directory` that a page may show."""
-        return [name for name in (*dataclasses.astuple(self.charts), self.recipe) if name is not None]
+        found: list[str | None] = [self.recipe]
+        for value in dataclasses.astuple(self.charts):
+            found += list(value.values()) if isinstance(value, dict) else [value]  # per-graph charts: a dict
+        return [name for name in found if name is not None]
 
 
 def source_uri(path: Path, srcdir: Path) -> str:

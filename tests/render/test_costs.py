@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.bundle import GraphAnalysis, GraphKernel, Kernel, KernelCost, KernelTable, Roof
+from reportgen.bundle import GraphAnalysis, GraphKernel, Kernel, KernelCost, KernelTable, Roof, RunStatus
 from reportgen.render import kernels_text
 from reportgen.render.costs import cost_cells, graph_roof_sentence, why_not_counted
+from reportgen.render.graphs import graph_kernels_section
+from reportgen.render.report import _graph_rooflines
 from reportgen.render.roofline_chart import roofline_chart
+from tests.conftest import make_analysis, make_manifest
 
 
 def _table() -> KernelTable:
@@ -63,10 +66,12 @@ def test_the_roofline_chart_draws_the_counted_rows(tmp_path: Path) -> None:
     roof = Roof(
         model="H100 SXM", memory_tbps=3.35, source="https://example.com", compute_tflops={"c10::BFloat16": 989.4}
     )
-    path = roofline_chart(_table(), roof, tmp_path / "roofline.png")
+    path = roofline_chart(_table().kernels, roof, tmp_path / "roofline.png")
     assert path.read_bytes().startswith(b"\x89PNG")
     empty = _table().model_copy(update={"kernels": _table().kernels[1:]})
-    assert roofline_chart(empty, roof, tmp_path / "empty.png").stat().st_size > 0  # says there is nothing to draw
+    assert (
+        roofline_chart(empty.kernels, roof, tmp_path / "empty.png").stat().st_size > 0
+    )  # says there is nothing to draw
 
 
 def test_a_graph_says_how_near_its_roof_its_counted_kernels_run() -> None:
@@ -92,3 +97,32 @@ def test_a_graph_says_how_near_its_roof_its_counted_kernels_run() -> None:
         update={"kernels": [kernel("a", 1000.0, cost(2e9, 4.0).model_copy(update={"bound_tflops": None}))]}
     )
     assert graph_roof_sentence(unheld).endswith("; no roof known.")
+
+
+def test_each_graph_with_a_counted_kernel_gets_its_roofline_above_its_table(tmp_path: Path) -> None:
+    """Graph 0 has a counted GEMM, graph 1 none: one chart, drawn for graph 0 and placed under its heading."""
+    roof = Roof(model="H100 SXM", memory_tbps=3.35, source="https://example.com", compute_tflops={"float": 67.0})
+    gemm_cost = KernelCost(flops=2e9, bytes=1e6, dtype="float", ops=["aten::mm"], bound_tflops=67.0, bound="compute")
+
+    def graph(number: int, cost: KernelCost | None) -> GraphAnalysis:
+        kernel = GraphKernel(graph=number, name=f"k{number}", category="extern_gemm", device_time_us=1000.0, count=1,
+                             share=1.0, cost=cost)  # fmt: skip
+        return GraphAnalysis(graph=number, label=f"forward (graph {number})", key=None, kind="forward", calls=1,
+                             wall_us=1.0, kernel_time_us=1000.0, kernels=[kernel])  # fmt: skip
+
+    analysis = make_analysis([("k0", "extern_gemm", 1000.0, 1), ("k1", "extern_gemm", 1000.0, 1)]).model_copy(
+        update={"roof": roof, "graphs": [graph(0, gemm_cost), graph(1, None)]}
+    )
+    charts = _graph_rooflines(analysis, lambda n: tmp_path / f"roofline-graph-{n}.png")
+    assert (
+        charts == {"0": "roofline-graph-0.png"} and (tmp_path / "roofline-graph-0.png").read_bytes()[:4] == b"\x89PNG"
+    )
+    assert _graph_rooflines(analysis.model_copy(update={"roof": None}), lambda n: tmp_path / "x.png") is None
+
+    def figure(path: str, title: str, caption: str) -> str:
+        return f"[figure {path}: {title}]"
+
+    manifest = make_manifest("x", RunStatus.ok, None)
+    text = graph_kernels_section(analysis, manifest, None, figure=figure, rooflines=charts)
+    first, second = text.split("### forward \\(graph 1\\)")
+    assert "[figure roofline-graph-0.png: Roofline of forward (graph 0)]" in first and "[figure" not in second

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reportgen.bundle import RunStatus, load_bundle
 from reportgen.render.pages import ChartFiles
-from reportgen.sphinx_ext.assets import CHART_KINDS
+from reportgen.sphinx_ext.assets import CHART_KINDS, BundleAssets
 from reportgen.sphinx_ext.text import report_text, summary_table
 
 MakeBundle = Callable[..., Path]
@@ -46,5 +46,9 @@ def test_report_text_leaves_out_links_to_other_pages() -> None:
 
 
 def test_chart_kinds_name_chart_files_fields() -> None:
-    fields = {f.name for f in dataclasses.fields(ChartFiles)}
+    """Every chart of one per page is a `perf-chart` kind; the per-graph rooflines come with `perf-report`."""
+    fields = {f.name for f in dataclasses.fields(ChartFiles)} - {"graph_rooflines"}
     assert {kind.field for kind in CHART_KINDS.values()} == fields
+    charts = ChartFiles(roofline="r.png", graph_rooflines={"0": "r0.png", "1": "r1.png"})
+    assets = BundleAssets(directory=Path("/cache"), charts=charts, recipe="recipe.yaml")
+    assert sorted(assets.names()) == ["r.png", "r0.png", "r1.png", "recipe.yaml"]  # all relocated in perf-report
