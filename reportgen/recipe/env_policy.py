@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "HOST_KEPT",
     "INDUCTOR_VALUES",
     "LOADER_FAMILIES",
     "LOADER_VARIABLES",
@@ -69,6 +70,14 @@ RUN_OWNED: Final[Mapping[str, str]] = {
     "CUDA_VISIBLE_DEVICES": "the GPU a run is pinned to",
 }
 """Set by the launcher for every run (`run/launcher.py:_child_env`); a recipe cannot override them."""
+
+HOST_KEPT: Final[Mapping[str, str]] = {
+    "NCCL_NVLS_ENABLE": "NCCL's NVLink SHARP (multicast); `0` on hosts where multicast can take shared GPUs out of service",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "multicast in torch's symmetric memory; `1` on the same hosts",
+    "NVSHMEM_DISABLE_NVLS": "NVLink SHARP in NVSHMEM; `1` on the same hosts",
+}
+"""Host safety settings: where reportgen's own environment sets one, every process of every run gets that value,
+whatever the recipe's `env` says (`run/launcher.py:child_env`); where it does not, a recipe may set it."""
 
 INDUCTOR_VALUES: Final[Mapping[str, Accepted]] = {
     "TORCHINDUCTOR_MAX_AUTOTUNE": _SWITCH,
@@ -222,6 +231,15 @@ def env_policy_markdown() -> str:
     """MyST tables of the three kinds of special variable, for the recipe reference."""
     lines = ["Set by reportgen for every run; a recipe's `env` cannot set them:", "", "| variable | what it is |"]
     lines += ["| --- | --- |", *(f"| `{name}` | {why} |" for name, why in RUN_OWNED.items()), ""]
+    lines += [
+        "Kept as the host sets them: where reportgen's own environment sets one, every process of every run gets "
+        "that value whatever the recipe says (a recipe sets them only where the host does not):",
+        "",
+        "| variable | what it controls |",
+        "| --- | --- |",
+        *(f"| `{name}` | {why} |" for name, why in HOST_KEPT.items()),
+        "",
+    ]
     lines += ["Checked against the values Inductor reads as meant:", "", "| variable | accepted values |"]
     lines += ["| --- | --- |", *(f"| `{name}` | {a.words} |" for name, a in INDUCTOR_VALUES.items()), ""]
     lines += [

@@ -38,7 +38,7 @@ from reportgen.bundle import (
     write_bundle,
 )
 from reportgen.errors import BundleError
-from reportgen.recipe import Recipe, Variant, find_local_modules
+from reportgen.recipe import HOST_KEPT, Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
 from reportgen.run.git import recipe_commit
 from reportgen.run.host import HostPlacement, default_host_dir
@@ -103,7 +103,8 @@ def _now() -> str:
 
 
 def child_env(recipe: Recipe, cache_dir: Path, options: RunOptions | None = None) -> dict[str, str]:
-    """The child's environment: ours, the recipe's, then the run's own (`recipe.RUN_OWNED`, which recipes cannot set).
+    """The child's environment: ours, the recipe's, then the run's own (`recipe.RUN_OWNED`, which recipes cannot set);
+    the host's safety settings (`recipe.HOST_KEPT`) stay as this process has them.
 
     With `options.devices` the child sees only those GPUs; with `options.cpus` Inductor's compile workers are as
     many as its cores, unless the recipe says otherwise. Whatever else times the recipe (the fidelity
@@ -111,6 +112,7 @@ def child_env(recipe: Recipe, cache_dir: Path, options: RunOptions | None = None
     """
     env = dict(os.environ)
     env.update(recipe.env)
+    env.update({name: os.environ[name] for name in HOST_KEPT if name in os.environ})  # the host's safety wins
     if options is not None and options.devices is not None:
         env["CUDA_VISIBLE_DEVICES"] = options.devices
     if options is not None and options.cpus:

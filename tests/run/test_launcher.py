@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.bundle import HISTORY_DIR, RunStatus, read_capture, read_manifest
-from reportgen.recipe import RUN_OWNED, load_recipe
+from reportgen.recipe import HOST_KEPT, RUN_OWNED, load_recipe
 from reportgen.run import RunOptions, run_recipe, sweep_work_dirs
 from reportgen.run.launcher import child_env
 
@@ -132,3 +132,20 @@ def test_the_launcher_sets_only_what_the_recipe_policy_reserves(
     env = child_env(recipe, tmp_path)
     owned = set(env) - set(recipe.env) - {"TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"}  # a default a recipe may change
     assert owned and owned <= set(RUN_OWNED)
+
+
+def test_the_hosts_safety_settings_reach_the_child_whatever_the_recipe_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the lent GPU hosts NVLink multicast must stay off in every process (issue 32): the host's value wins over
+    a recipe's; where the host sets none, the recipe's stands."""
+    recipe = load_recipe(RECIPES / "addmul.yaml")
+    asks = recipe.model_copy(update={"env": {**recipe.env, "NCCL_NVLS_ENABLE": "1", "NVSHMEM_DISABLE_NVLS": "0"}})
+    for name in HOST_KEPT:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
+    monkeypatch.setenv("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+    env = child_env(asks, tmp_path)
+    assert env["NCCL_NVLS_ENABLE"] == "0" and env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
+    assert env["NVSHMEM_DISABLE_NVLS"] == "0"  # the host sets none: the recipe's
+    assert set(HOST_KEPT) == {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"}
