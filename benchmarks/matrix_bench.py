@@ -62,13 +62,21 @@ def _num(value: float | None, spec: str = ".3f") -> str:
 
 
 def _medians(bundle: Bundle) -> dict[str, float | None]:
-    """Eager and compiled step medians (ms), host probe median (ms), and each graph's busy % (union)."""
+    """Eager and compiled step medians (ms), host probe median (ms), device time per profiled step (ms, median:
+    what the host cannot move), launches per step, and each graph's busy % (union)."""
     metrics = bundle.manifest.metrics
     row: dict[str, float | None] = {
         "eager ms": metrics.eager.median_ms if metrics.eager else None,
         "compiled ms": metrics.compiled.median_ms if metrics.compiled else None,
         "host probe ms": statistics.median(metrics.host_probe_ms) if metrics.host_probe_ms else None,
     }
+    figures = bundle.analysis.figures if bundle.analysis else None
+    for side in ("eager", "compiled"):
+        steps = getattr(figures, side, None) if figures is not None else None
+        if steps is not None and steps.device_us:
+            row[f"{side} device ms/step"] = statistics.median(steps.device_us) / 1000
+            launches = steps.counts.get("launches")
+            row[f"{side} launches/step"] = float(statistics.median(launches)) if launches else None
     for graph in bundle.analysis.graphs if bundle.analysis else []:
         if graph.graph is not None:
             row[f"busy % {graph.label}"] = graph.busy_union_percent
