@@ -55,8 +55,9 @@ def _call(op: ShapedOp) -> tuple[Callable[..., Any], tuple[object, ...]]:
 
     def tensor(i: int) -> torch.Tensor:
         dtype = _DTYPES[op.types[i]]
-        if i < len(op.strides) and len(op.strides[i]) == len(op.dims[i]):
-            return torch.empty_strided(op.dims[i], op.strides[i], device="cuda", dtype=dtype).normal_()
+        if i < len(op.strides) and len(op.strides[i]) == len(op.dims[i]):  # the recorded layout (0: expanded)
+            size = 1 + sum((d - 1) * s for d, s in zip(op.dims[i], op.strides[i], strict=True) if d > 0)
+            return torch.randn(size, device="cuda", dtype=dtype).as_strided(op.dims[i], op.strides[i])
         return torch.randn(op.dims[i], device="cuda", dtype=dtype)
 
     c = op.concrete
