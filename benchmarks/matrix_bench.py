@@ -1,15 +1,19 @@
 """A matrix's cost and truth: throughput over a host's GPUs, and step times under concurrency against alone.
 
-    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] alone RECIPE [--variant NAME] [--rounds 2]
+    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] alone RECIPES... [--company RECIPES...]
+        [--variant NAME] [--rounds 2]
     python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
 
 `--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command.
 
-`alone`: the recipe run plainly (`reportgen run`) and through the matrix scheduler (`--gpus all`), alternating,
-`--rounds` times each (plain, matrix, plain, matrix, ...), so the host's drift shows as the spread between runs of
-one kind; a round whose results directory already holds bundles (an earlier call with the same --work) is not
-run again, so the rounds can be split over several calls. Prints eager and compiled medians, the host probe, per-graph busy % and the matrix runs' isolation
-(devices, cores, compile threads, timing lock, what else ran), with the matrix's difference from the plain mean.
+`alone`: the recipes run one at a time (`--gpus 1`) and through the matrix scheduler (`--gpus all`, with the
+`--company` recipes beside them, so that something compiles while they time), alternating, `--rounds` times each
+(plain, matrix, plain, matrix, ...), so the host's drift shows as the spread between runs of one kind; a round
+whose results directory already holds bundles (an earlier call with the same --work) is not run again, so the
+rounds can be split over several calls. Prints per recipe the eager and compiled medians, the host probe, device
+time and launches per profiled step, per-graph busy %, with the matrix's difference from the plain mean and the
+round-by-round difference's mean with its 95 % interval; then the matrix runs' isolation (devices, cores,
+compile threads, timing lock, what else ran, pauses, drain).
 
 `throughput`: the recipes with `--gpus 1` then `--gpus all` on the same machine, back to back, each run with a
 fresh Inductor cache (no --inductor-cache here: the second pass would compile warm); the `--gpus all` pass
@@ -98,32 +102,55 @@ def _isolation(bundle: Bundle) -> str:
     )
 
 
+def _paired(plain: list[float], matrix: list[float]) -> str:
+    """Round-by-round matrix / plain - 1 (%): mean and its Student-t 95 % interval (rounds pair up in order)."""
+    diffs = [100 * (m / p - 1) for p, m in zip(plain, matrix, strict=False) if p]
+    if len(diffs) < 2:
+        return "—"
+    mean = statistics.mean(diffs)
+    half = _T95.get(len(diffs) - 1, 2.0) * statistics.stdev(diffs) / len(diffs) ** 0.5
+    return f"{mean:+.1f} % [{mean - half:+.1f}, {mean + half:+.1f}]"
+
+
+_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+"""Student's t, two-sided 95 %, by degrees of freedom."""
+
+
 def _alone(args: argparse.Namespace, work: Path) -> None:
     variant = ["--variant", args.variant] if args.variant else []
+    company = list(args.company or [])
     bundles: dict[str, list[Bundle]] = {"plain": [], "matrix": []}
     for round_ in range(1, args.rounds + 1):
-        for kind, extra in (("plain", []), ("matrix", _MATRIX)):
+        for kind in ("plain", "matrix"):
             results = work / f"{kind}-{round_}"
             if not any(iter_bundles(results)):  # a round done by an earlier call (same --work) is kept
-                _run([args.recipe, *variant, *extra], results)
+                # plain: the recipes one at a time; matrix: with their company, over every GPU
+                extra = ["--gpus", "1"] if kind == "plain" else [*company, *_MATRIX]
+                _run([*args.recipes, *variant, *extra], results)
             bundles[kind] += [load_bundle(b) for b in iter_bundles(results)]
-    rows = {kind: [_medians(b) for b in found] for kind, found in bundles.items()}
-    keys = list(dict.fromkeys(k for found in rows.values() for row in found for k in row))
-    table = []
-    for key in keys:
-        plain = [r[key] for r in rows["plain"] if r.get(key) is not None]
-        matrix = [r[key] for r in rows["matrix"] if r.get(key) is not None]
-        mean_plain = statistics.mean(plain) if plain else None  # type: ignore[type-var]
-        mean_matrix = statistics.mean(matrix) if matrix else None  # type: ignore[type-var]
-        diff = (
-            _pct(mean_matrix, mean_plain)
-            if not key.startswith("busy")
-            else _num(None if mean_matrix is None or mean_plain is None else mean_matrix - mean_plain, "+.1f") + " pp"
-        )
-        table.append([key, " ".join(_num(v) for v in plain), " ".join(_num(v) for v in matrix), diff])
-    print(tabulate(table, headers=["", "plain runs", "--gpus all runs", "matrix vs plain mean"], disable_numparse=True))
+    names = sorted({b.path.name for b in bundles["plain"]})
+    for name in names:
+        rows = {kind: [_medians(b) for b in found if b.path.name == name] for kind, found in bundles.items()}
+        keys = list(dict.fromkeys(k for found in rows.values() for row in found for k in row))
+        table = []
+        for key in keys:
+            plain = [r[key] for r in rows["plain"] if r.get(key) is not None]
+            matrix = [r[key] for r in rows["matrix"] if r.get(key) is not None]
+            if not plain and not matrix:  # e.g. launches on a CPU run
+                continue
+            mean_plain = statistics.mean(plain) if plain else None  # type: ignore[type-var]
+            mean_matrix = statistics.mean(matrix) if matrix else None  # type: ignore[type-var]
+            if key.startswith("busy"):
+                both = None if mean_matrix is None or mean_plain is None else mean_matrix - mean_plain
+                diff, paired = _num(both, "+.1f") + " pp", "—"
+            else:
+                diff, paired = _pct(mean_matrix, mean_plain), _paired(plain, matrix)  # type: ignore[arg-type]
+            table.append([key, " ".join(_num(v) for v in plain), " ".join(_num(v) for v in matrix), diff, paired])
+        headers = ["", "plain runs", "matrix runs", "matrix vs plain mean", "paired by round, 95 %"]
+        print(f"\n{name}:\n" + tabulate(table, headers=headers, disable_numparse=True))
     for bundle in bundles["matrix"]:
-        print(f"isolation of {bundle.path}: {_isolation(bundle)}")
+        if bundle.path.name in names:
+            print(f"isolation of {bundle.path}: {_isolation(bundle)}")
     print(f"one site: reportgen build {' '.join(str(p) for p in sorted(work.glob('*-*')))} --out {work / 'site'}")
 
 
@@ -161,8 +188,9 @@ def main() -> None:
     parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
     parser.add_argument("--runs-per-gpu", type=int, default=1, help="passed to the --gpus all runs")
     sub = parser.add_subparsers(dest="command", required=True)
-    alone = sub.add_parser("alone", help="plain runs against --gpus all runs of one recipe, alternating")
-    alone.add_argument("recipe")
+    alone = sub.add_parser("alone", help="plain runs against matrix runs of the recipes, alternating")
+    alone.add_argument("recipes", nargs="+")
+    alone.add_argument("--company", nargs="*", help="recipes that run beside them in the matrix rounds only")
     alone.add_argument("--variant")
     alone.add_argument("--rounds", type=int, default=2)
     through = sub.add_parser("throughput", help="--gpus 1 then --gpus all, back to back")
