@@ -4,7 +4,9 @@ and the device time of the kernels it launched, beside the guard whose failure m
 A version is a `Torch-Compiled Region: <frame>/<compile>`. A forward or inference graph's calls run inside one
 (`GraphAnalysis.regions`); a backward graph runs on the autograd thread, outside any region, and is joined to its
 forward through their wrappers' `# AOT ID` (`3_forward`, `3_backward`), its time shared among the forward's
-versions by their calls. Versions come from the compile diagnostics (`CompiledVersion`, with the function and
+versions by their calls. Identical graphs of several frames (the resume functions after equal graph breaks) share
+one wrapper file each way, kept from different compiles (`1_forward`, `3_backward`): a backward left unjoined goes
+to the one unjoined forward graph with as many calls (each forward call has its backward call), if there is one. Versions come from the compile diagnostics (`CompiledVersion`, with the function and
 the failed guard); a region in the trace that the diagnostics do not name is listed too, its function unknown.
 """
 
@@ -50,23 +52,37 @@ def version_runtimes(
         if graph.label not in labels.setdefault(compile_id, []):
             labels[compile_id].append(graph.label)
 
-    for graph in graphs:
-        aot = _aot(graph, index)
-        for region in graph.regions:
-            add(_compile_id(region.region), graph, region.calls, region.kernel_time_us)
-            if aot is not None and aot[1] == "forward":
-                forward_regions.setdefault(aot[0], []).append((_compile_id(region.region), region.calls))
-    for graph in graphs:
-        aot = _aot(graph, index)
-        if graph.regions or aot is None or aot[1] != "backward" or aot[0] not in forward_regions:
-            continue
-        shares = forward_regions[aot[0]]
+    def share(graph: GraphAnalysis, shares: list[tuple[str, int]]) -> None:
+        """Give a backward graph's time to its forward's versions, by their calls."""
         total = sum(n for _, n in shares)
         for compile_id, n in shares:
             part = n / total if total else 1 / len(shares)
             time_us[compile_id] = time_us.get(compile_id, 0.0) + graph.kernel_time_us * part
             if graph.label not in labels.setdefault(compile_id, []):
                 labels[compile_id].append(graph.label)
+
+    backwards: list[tuple[str, GraphAnalysis]] = []  # (AOT number, graph)
+    for graph in graphs:
+        aot = _aot(graph, index)
+        for region in graph.regions:
+            add(_compile_id(region.region), graph, region.calls, region.kernel_time_us)
+            if aot is not None and aot[1] == "forward":
+                forward_regions.setdefault(aot[0], []).append((_compile_id(region.region), region.calls))
+        if aot is not None and aot[1] == "backward" and not graph.regions:
+            backwards.append((aot[0], graph))
+    joined: set[str] = set()
+    unjoined = []
+    for number, graph in backwards:
+        if number in forward_regions:
+            joined.add(number)
+            share(graph, forward_regions[number])
+        else:
+            unjoined.append(graph)
+    spare = {n: shares for n, shares in forward_regions.items() if n not in joined}
+    for graph in unjoined:
+        matches = [n for n, shares in spare.items() if sum(calls for _, calls in shares) == graph.calls]
+        if len(matches) == 1:
+            share(graph, spare.pop(matches[0]))
     named = {version.compile_id: version for version in compiled}
     order = [*named, *(compile_id for compile_id in calls if compile_id not in named)]
     return [

@@ -70,6 +70,35 @@ def test_a_backward_joins_its_forwards_versions_by_aot_id_shared_by_their_calls(
     assert versions[1].reason == "0/0: size mismatch" and versions[3].function is None
 
 
+def test_a_backward_whose_wrapper_was_kept_from_another_compile_joins_the_forward_with_as_many_calls() -> None:
+    """graph_breaks on CPU: the three resume frames 1/0, 2/0, 3/0 compile equal graphs; the bundle keeps one
+    forward wrapper (`1_forward`, 9 calls over the three regions) and one backward (`3_backward`, 9 calls). The
+    frame 0/0's pair joins by AOT ID; the other backward joins the one unjoined forward of 9 calls, 3 calls
+    (and a third of its time) each. A backward of another call count stays unjoined."""
+    regions = [GraphRegion(region=f"{REGION}{n}/0", calls=3, kernel_time_us=10.0) for n in (1, 2, 3)]
+    graphs = [
+        _graph(
+            0,
+            "forward",
+            100.0,
+            "modules/wrappers/w0.py",
+            [GraphRegion(region=f"{REGION}0/0", calls=3, kernel_time_us=100.0)],
+        ),
+        _graph(1, "forward", 30.0, "modules/wrappers/w1.py", regions),
+        _graph(2, "backward", 90.0, "modules/wrappers/w2.py", []).model_copy(update={"calls": 9}),
+        _graph(3, "backward", 200.0, "modules/wrappers/w3.py", []).model_copy(update={"calls": 3}),
+    ]
+    index = ModuleIndex(graphs=[_module(0, "0_forward"), _module(1, "1_forward"), _module(2, "3_backward"),
+                                _module(3, "0_backward")])  # fmt: skip
+    versions = version_runtimes(graphs, index, [])
+    assert [(v.compile_id, v.calls, v.device_time_us) for v in versions] == [
+        ("0/0", 3, 300.0), ("1/0", 3, 40.0), ("2/0", 3, 40.0), ("3/0", 3, 40.0)
+    ]  # fmt: skip
+    assert sum(v.device_time_us for v in versions) == sum(g.kernel_time_us for g in graphs)
+    odd = [*graphs[:2], graphs[2].model_copy(update={"calls": 7}), graphs[3]]
+    assert [v.device_time_us for v in version_runtimes(odd, index, [])] == [300.0, 10.0, 10.0, 10.0]
+
+
 def test_without_compiled_modules_a_backward_is_not_joined() -> None:
     forward = _graph(0, "forward", 10.0, "w0", [GraphRegion(region=f"{REGION}0/0", calls=1, kernel_time_us=10.0)])
     versions = version_runtimes([forward, _graph(1, "backward", 5.0, "w1", [])], None, [])
