@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
-from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates
+from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates, with_triton_bytes
 from reportgen.analyze.counts import step_counts, step_figures
 from reportgen.analyze.evidence import region_evidence
 from reportgen.analyze.findings import findings
@@ -88,7 +88,7 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
     if capture is not None and device == "cuda":
         graphs = _with_seed_benchmarks(bundle_dir, graphs, capture)
     graphs, provenance = attribute_kernels(graphs, _provenance(bundle_dir), device)
-    kernels = with_template_estimates(_with_costs(bundle_dir, kernels, device), sources)
+    kernels = with_triton_bytes(with_template_estimates(_with_costs(bundle_dir, kernels, device), sources), sources)
     found_roof = roof(manifest.environment, capture)
     kernels = with_bounds(kernels, found_roof)
     graphs = with_graph_costs(graphs, kernels)

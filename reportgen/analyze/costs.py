@@ -26,7 +26,7 @@ from reportgen.analyze.kernels import TimedOp, self_times
 from reportgen.bundle import Kernel, KernelCost, KernelTable, ModuleIndex
 from reportgen.formats import ShapedOp, Trace, WorkItem, cpu_ops, shaped_ops, work_items
 
-__all__ = ["NameCost", "name_costs", "with_costs", "with_template_estimates"]
+__all__ = ["NameCost", "name_costs", "with_costs", "with_template_estimates", "with_triton_bytes"]
 
 logger = logging.getLogger(__name__)
 
@@ -164,4 +164,22 @@ def with_template_estimates(table: KernelTable, index: ModuleIndex | None) -> Ke
             estimated=True,
         )
         rows.append(row.model_copy(update={"cost": cost}))
+    return table.model_copy(update={"kernels": rows})
+
+
+def with_triton_bytes(table: KernelTable, index: ModuleIndex | None) -> KernelTable:
+    """Triton rows without a cost get Inductor's byte estimate (`IndexedKernel.num_gb` per call, times the row's
+    launches) as `estimated_bytes`; a name whose definitions disagree is left without."""
+    if index is None:
+        return table
+    found: dict[str, set[float]] = {}
+    for kernel in index.kernels:
+        if kernel.num_gb is not None and kernel.num_gb > 0:
+            found.setdefault(kernel.name, set()).add(kernel.num_gb)
+    rows = [
+        row.model_copy(update={"estimated_bytes": next(iter(sizes)) * 1e9 * row.count})
+        if row.cost is None and len(sizes := found.get(row.name, set())) == 1
+        else row
+        for row in table.kernels
+    ]
     return table.model_copy(update={"kernels": rows})

@@ -61,18 +61,26 @@ def with_bounds(table: KernelTable, found: Roof | None) -> KernelTable:
 
 
 def with_graph_costs(graphs: list[GraphAnalysis], table: KernelTable) -> list[GraphAnalysis]:
-    """Each graph's kernels with their share of the table row's cost (by launches: the same kernel name does the
-    same work per launch) and its roof."""
-    rows = {row.name: row for row in table.kernels if row.cost is not None and row.count > 0}
+    """Each graph's kernels with their share of the table row's cost or byte estimate (by launches: the same kernel
+    name does the same work per launch) and its roof."""
+    rows = {
+        row.name: row
+        for row in table.kernels
+        if (row.cost is not None or row.estimated_bytes is not None) and row.count > 0
+    }
     out = []
     for graph in graphs:
         kernels = []
         for kernel in graph.kernels:
             row = rows.get(kernel.name)
-            if row is None or row.cost is None:
+            if row is None:
                 kernels.append(kernel)
                 continue
             part = kernel.count / row.count
+            if row.cost is None:
+                assert row.estimated_bytes is not None
+                kernels.append(kernel.model_copy(update={"estimated_bytes": row.estimated_bytes * part}))
+                continue
             cost = row.cost.model_copy(
                 update={
                     "flops": row.cost.flops * part,

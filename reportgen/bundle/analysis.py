@@ -66,7 +66,27 @@ class KernelCost(BundleModel):
         return max(time_us - self.flops / (ROOF_TARGET * self.bound_tflops * 1e6), 0.0)
 
 
-class Kernel(BundleModel):
+class _Moves:
+    """`bytes_moved` of a kernel row with a `cost` and an `estimated_bytes`."""
+
+    cost: KernelCost | None
+    estimated_bytes: float | None
+
+    @property
+    def bytes_moved(self) -> tuple[float, bool] | None:
+        """(bytes over the profiled steps, whether Inductor estimated them): the cost's, else the estimate."""
+        if self.cost is not None and self.cost.bytes is not None:
+            return self.cost.bytes, self.cost.estimated
+        return None if self.estimated_bytes is None else (self.estimated_bytes, True)
+
+
+_ESTIMATED_BYTES = (
+    "Where no cost is known: Inductor's estimate of the bytes a Triton kernel moved over the profiled steps "
+    "(`kernel_num_gb` x launches)."
+)
+
+
+class Kernel(_Moves, BundleModel):
     """One kernel (or CPU op on CPU runs), aggregated by name over the profiled steps."""
 
     name: str
@@ -75,6 +95,7 @@ class Kernel(BundleModel):
     count: int
     share: float = Field(description="Fraction of the table's total time, 0..1.")
     cost: KernelCost | None = Field(default=None, description="FLOPs and bytes, where an op of known cost ran it.")
+    estimated_bytes: float | None = Field(default=None, description=_ESTIMATED_BYTES)
 
     @property
     def mean_us(self) -> float:
@@ -102,7 +123,7 @@ BusySource = Literal["-p", "union"]
 """Which definition a busy % follows: `wrapper.py -p`'s, or the union of kernel intervals."""
 
 
-class GraphKernel(BundleModel):
+class GraphKernel(_Moves, BundleModel):
     """One kernel (or CPU op on CPU runs) of one compiled graph, aggregated by name over the profiled steps.
 
     Kernel numbering restarts in every graph, so a kernel is identified by (graph, name).
@@ -123,6 +144,7 @@ class GraphKernel(BundleModel):
     cost: KernelCost | None = Field(
         default=None, description="Its share of the kernel table row's FLOPs and bytes (by launches), with its roof."
     )
+    estimated_bytes: float | None = Field(default=None, description=_ESTIMATED_BYTES)
 
     @property
     def mean_us(self) -> float:

@@ -8,7 +8,7 @@ from reportgen.render.markup import escape_md, plural
 
 __all__ = ["COST_HEADER", "cost_cells", "costs_note", "graph_roof_sentence", "has_costs", "why_not_counted"]
 
-COST_HEADER = ["TFLOP/s", "% of roof"]
+COST_HEADER = ["TFLOP/s", "% of roof", "GB/s"]
 _NONE = "—"
 _INDUCTOR = "Inductor's own kernel: no op of known cost launched it (Inductor estimates its bytes, not its FLOPs)"
 _WHY_NOT = {
@@ -32,18 +32,27 @@ def why_not_counted(kernel: Kernel | GraphKernel) -> str:
 
 
 def has_costs(table: KernelTable) -> bool:
-    """Whether any row has FLOPs (then the table shows the columns)."""
-    return any(row.cost is not None for row in table.kernels)
+    """Whether any row has FLOPs or bytes (then the table shows the columns)."""
+    return any(row.cost is not None or row.estimated_bytes is not None for row in table.kernels)
 
 
 def cost_cells(kernel: Kernel | GraphKernel) -> list[str]:
-    """The row's achieved TFLOP/s and its share of its roof (— where not counted or no roof is known)."""
+    """The row's achieved TFLOP/s, its share of its roof (— where not counted or no roof is known) and its GB/s
+    (≈: Inductor's estimate of the bytes)."""
     cost = kernel.cost
     achieved = cost.achieved_tflops(kernel.device_time_us) if cost is not None else None
     if cost is None or achieved is None:
-        return [f'<span title="{html_attribute(f"not counted: {why_not_counted(kernel)}")}">{_NONE}</span>', _NONE]
+        why = f'<span title="{html_attribute(f"not counted: {why_not_counted(kernel)}")}">{_NONE}</span>'
+        return [why, _NONE, _gbps(kernel)]
     share = f"{100 * achieved / cost.bound_tflops:.0f} ({cost.bound})" if cost.bound_tflops else _NONE
-    return [f"{'≈' if cost.estimated else ''}{achieved:.3g}", share]
+    return [f"{'≈' if cost.estimated else ''}{achieved:.3g}", share, _gbps(kernel)]
+
+
+def _gbps(kernel: Kernel | GraphKernel) -> str:
+    moved = kernel.bytes_moved
+    if moved is None or kernel.device_time_us <= 0:
+        return _NONE
+    return f"{'≈' if moved[1] else ''}{moved[0] / (kernel.device_time_us * 1e3):.3g}"  # bytes / µs / 1e3 = GB/s
 
 
 def costs_note(table: KernelTable, roof: Roof | None) -> str:
@@ -63,7 +72,8 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
         f"and elementwise kernels beside them) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
         f"the time, {'is' if len(counted) == 1 else 'are'} counted (≈: a Triton template's FLOPs and bytes as "
         f"Inductor estimates them); the others (Inductor's own kernels, copies) are not: hover a — for why. "
-        f"% of roof: {where}."
+        f"% of roof: {where}. GB/s: the bytes moved over the time: a counted op's least bytes, or (≈) Inductor's "
+        f"estimate for its Triton kernels (`kernel_num_gb`)."
     )
 
 

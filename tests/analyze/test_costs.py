@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from reportgen.analyze import analyze
-from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates
+from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates, with_triton_bytes
 from reportgen.bundle import (
     SHAPES_TRACE_FILE,
     IndexedKernel,
     Kernel,
+    KernelCost,
     KernelSource,
     KernelTable,
     ModuleIndex,
@@ -153,3 +154,27 @@ def test_a_triton_templates_row_takes_inductors_estimates_marked_estimated() -> 
     assert cost.flops == 4 * 2**31 and cost.bytes == pytest.approx(4 * 0.0125e9)
     assert rows[1].cost is None and rows[2].cost is None
     assert with_template_estimates(table, None) == table
+
+
+def test_a_triton_rows_bytes_are_inductors_estimate_times_its_launches() -> None:
+    """0.002 GB a call, 3 launches: 6e6 bytes; a counted row keeps its own bytes; a name defined twice with two
+    sizes, or never, gets none."""
+    index = ModuleIndex(
+        kernels=[
+            _indexed("triton_poi_fused_add_0", 0, 0.002, "float"),
+            _indexed("triton_red_fused_sum_1", 0, 0.001, "float"),
+            _indexed("triton_red_fused_sum_1", 0, 0.003, "float", graph=1),
+        ]
+    )
+    counted = KernelCost(flops=1.0, bytes=5.0, dtype="float", ops=["aten::mm"])
+    table = KernelTable(
+        device="cuda", profiled_steps=1, total_us=4.0,
+        kernels=[Kernel(name="triton_poi_fused_add_0", category="triton_pointwise", device_time_us=1.0, count=3, share=0.25),
+                 Kernel(name="triton_red_fused_sum_1", category="triton_reduction", device_time_us=1.0, count=3, share=0.25),
+                 Kernel(name="gemm", category="extern_gemm", device_time_us=1.0, count=1, share=0.25, cost=counted),
+                 Kernel(name="Memset (Device)", category="memset", device_time_us=1.0, count=1, share=0.25)],
+    )  # fmt: skip
+    rows = with_triton_bytes(table, index).kernels
+    assert rows[0].estimated_bytes == pytest.approx(6e6) and rows[0].bytes_moved == (pytest.approx(6e6), True)
+    assert rows[1].estimated_bytes is None and rows[3].bytes_moved is None
+    assert rows[2].estimated_bytes is None and rows[2].bytes_moved == (5.0, False)

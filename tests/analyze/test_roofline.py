@@ -93,7 +93,12 @@ def test_each_graph_gets_its_launches_share_of_a_rows_cost() -> None:
         return GraphAnalysis(graph=number, label=f"g{number}", key=None, kind="forward", calls=1, wall_us=1.0,
                              kernel_time_us=launches + 1.0, kernels=kernels)  # fmt: skip
 
+    poi = Kernel(name="triton_poi_0", category="triton_pointwise", device_time_us=2.0, count=2, share=0.5,
+                 estimated_bytes=8e6)  # fmt: skip
+    table = table.model_copy(update={"kernels": [*table.kernels, poi]})
     out = with_graph_costs([graph(0, 2), graph(1, 1)], table)
+    assert [g.kernels[1].estimated_bytes for g in out] == [4e6, 4e6]  # one launch of 2 in each graph
     costs = [g.kernels[0].cost for g in out]
     assert [(c.flops, c.bytes, c.bound_tflops) for c in costs if c] == [(200.0, 400.0, 5.0), (100.0, 200.0, 5.0)]
     assert all(g.kernels[1].cost is None for g in out)
+    assert out[0].kernels[0].estimated_bytes is None  # a counted kernel's bytes are its cost's

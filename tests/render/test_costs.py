@@ -30,11 +30,14 @@ def _table() -> KernelTable:
 
 def test_a_counted_row_shows_its_tflops_and_share_of_its_roof() -> None:
     rows = _table().kernels
-    assert cost_cells(rows[0]) == ["2", "50 (compute)"]  # 2e9 FLOPs in 1 ms: 2 TFLOP/s, half of a 4 TFLOP/s roof
+    # 2e9 FLOPs in 1 ms: 2 TFLOP/s, half of a 4 TFLOP/s roof; 1e6 bytes in 1 ms: 1 GB/s
+    assert cost_cells(rows[0]) == ["2", "50 (compute)", "1"]
     estimated = rows[0].model_copy(update={"cost": rows[0].cost.model_copy(update={"estimated": True})})  # type: ignore[union-attr]
-    assert cost_cells(estimated) == ["≈2", "50 (compute)"]  # a template's FLOPs as Inductor estimates them
-    uncounted, roof_cell = cost_cells(rows[1])
-    assert roof_cell == "—" and uncounted.endswith(">—</span>")
+    assert cost_cells(estimated) == ["≈2", "50 (compute)", "≈1"]  # a template's FLOPs as Inductor estimates them
+    uncounted, roof_cell, gbps = cost_cells(rows[1])
+    assert roof_cell == "—" and gbps == "—" and uncounted.endswith(">—</span>")
+    moved = rows[1].model_copy(update={"estimated_bytes": 4e6})  # Inductor's estimate for a Triton kernel
+    assert cost_cells(moved)[1:] == ["—", "≈4"]
     assert 'title="not counted: Inductor&#x27;s own kernel: no op of known cost launched it' in uncounted
 
 
