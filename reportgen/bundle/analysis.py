@@ -322,7 +322,8 @@ kernel row's module and line, time per module and per line) and the findings tha
 figures (device time and counts per profiled step, eager and compiled: `figures`); 7: FLOPs and bytes of the
 kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost goes to the kernels that do the
 op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
-compiled version (`versions`, `GraphAnalysis.regions`) and each graph kernel's share of its row's cost."""
+compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's share of its row's cost, Inductor's
+estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`)."""
 
 
 class Roof(BundleModel):
