@@ -8,7 +8,7 @@ products and attention, `Capture.tf32_cudnn` for convolutions), else to FP32.
 from __future__ import annotations
 
 from reportgen.analyze.gpu_peaks import gpu_peaks, peak_tflops, peaks_of_model
-from reportgen.bundle import Capture, Environment, GraphAnalysis, Kernel, KernelTable, Roof
+from reportgen.bundle import Capture, Environment, GraphAnalysis, GraphKernel, GraphRoof, Kernel, KernelTable, Roof
 
 __all__ = ["roof", "with_bounds", "with_graph_costs"]
 
@@ -88,5 +88,26 @@ def with_graph_costs(graphs: list[GraphAnalysis], table: KernelTable) -> list[Gr
                 }
             )
             kernels.append(kernel.model_copy(update={"cost": cost}))
-        out.append(graph.model_copy(update={"kernels": kernels}))
+        out.append(graph.model_copy(update={"kernels": kernels, "roof": _graph_roof(kernels)}))
     return out
+
+
+def _graph_roof(kernels: list[GraphKernel]) -> GraphRoof | None:
+    """The time-weighted share of their roof and the time left of a graph's kernels of known FLOPs."""
+    counted = [k for k in kernels if k.cost is not None]
+    if not counted:
+        return None
+    held = [
+        (k.device_time_us, achieved / k.cost.bound_tflops, k.cost.time_left_us(k.device_time_us))
+        for k in counted
+        if k.cost is not None and k.cost.bound_tflops
+        and (achieved := k.cost.achieved_tflops(k.device_time_us)) is not None
+    ]  # fmt: skip
+    held_us = sum(t for t, _, _ in held)
+    known = held and held_us > 0
+    return GraphRoof(
+        kernels=len(counted),
+        time_us=sum(k.device_time_us for k in counted),
+        share_of_roof=sum(t * part for t, part, _ in held) / held_us if known else None,
+        time_left_us=sum(us for _, _, us in held) if known else None,
+    )

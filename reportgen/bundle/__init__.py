@@ -14,7 +14,7 @@ from reportgen.bundle.analysis import (
     Finding,
     GraphAnalysis,
     GraphKernel,
-    GraphRegion,
+    GraphRoof,
     IdleHistogram,
     Kernel,
     KernelCost,
@@ -23,7 +23,6 @@ from reportgen.bundle.analysis import (
     RegionEvidence,
     Roof,
     StepAnalysis,
-    VersionRuntime,
 )
 from reportgen.bundle.attribution import KernelOrigin, LineTime, ModuleTime, OriginMatch, ProvenanceSummary
 from reportgen.bundle.base import (
@@ -81,6 +80,7 @@ from reportgen.bundle.confine import (
 from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
 from reportgen.bundle.discovery import history_runs, holds_manifest, iter_bundles, iter_kept_runs, real_dir
 from reportgen.bundle.figures import COUNTS, GPU_COUNTS, CountName, FigureKind, Figures, StepFigures
+from reportgen.bundle.frames import GraphRegion, VersionRuntime
 from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
 from reportgen.bundle.layout import (
     ANALYSIS_ERROR_FILE,
@@ -230,6 +230,7 @@ __all__ = [
     "GraphModule",
     "GraphProvenance",
     "GraphRegion",
+    "GraphRoof",
     "HostInfo",
     "IdleHistogram",
     "IndexedKernel",

@@ -9,6 +9,7 @@ from pydantic import Field
 from reportgen.bundle.attribution import KernelOrigin, ProvenanceSummary
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
 from reportgen.bundle.figures import Figures
+from reportgen.bundle.frames import GraphRegion, VersionRuntime
 from reportgen.bundle.sources import ModuleIndex
 from reportgen.bundle.timing import TimingSummary
 
@@ -152,28 +153,17 @@ class GraphKernel(_Moves, BundleModel):
         return self.device_time_us / self.count if self.count else 0.0
 
 
-class GraphRegion(BundleModel):
-    """A graph's calls inside one `Torch-Compiled Region` (one compiled version of a frame)."""
+class GraphRoof(BundleModel):
+    """How near the GPU's roof a graph's kernels of known FLOPs run (`reportgen.analyze.roofline`)."""
 
-    region: str = Field(description="The region's name, `Torch-Compiled Region: <frame>/<compile>`.")
-    calls: int
-    kernel_time_us: float = Field(description="Device (or self CPU) time of the kernels those calls launched.")
-
-
-class VersionRuntime(BundleModel):
-    """One compiled version of a frame at run time (`reportgen.analyze.frames`)."""
-
-    compile_id: str = Field(description="Dynamo's `<frame>/<compile>`.")
-    function: str | None = Field(description="The frame's function and location; None: not in the diagnostics.")
-    reason: str | None = Field(
-        default=None, description="For a recompile, the guard of an earlier version that failed."
+    kernels: int = Field(description="Its kernels of known FLOPs.")
+    time_us: float = Field(description="Their time over the profiled steps.")
+    share_of_roof: float | None = Field(
+        default=None, description="Their achieved share of their roof, 0..1, weighted by time; None: no roof known."
     )
-    calls: int = Field(description="Calls in the profiled steps.")
-    device_time_us: float = Field(
-        description="Device (or self CPU) time of the kernels its graphs launched in the profiled steps, backward "
-        "included (joined to its forward by the wrappers' AOT ID)."
+    time_left_us: float | None = Field(
+        default=None, description="Time beyond what they would take at `ROOF_TARGET` of their roof; None: no roof."
     )
-    graphs: list[str] = Field(default_factory=list, description="Labels of the graphs it ran.")
 
 
 class GraphAnalysis(BundleModel):
@@ -235,6 +225,7 @@ class GraphAnalysis(BundleModel):
 
     categories_us: dict[str, float] = Field(default_factory=dict, description="Kernel time per category.")
     kernels: list[GraphKernel] = Field(default_factory=list, description="Sorted by time, descending.")
+    roof: GraphRoof | None = Field(default=None, description="Its kernels of known FLOPs against the roof.")
     regions: list[GraphRegion] = Field(
         default_factory=list,
         description="The compiled versions its calls ran in (forward and inference graphs; a backward graph runs "

@@ -78,21 +78,16 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
 
 
 def graph_roof_sentence(graph: GraphAnalysis) -> str:
-    """How near its roof a graph's kernels of known FLOPs run, time-weighted, and the time left at `ROOF_TARGET`."""
-    counted = [k for k in graph.kernels if k.cost is not None]
-    held = [(k.device_time_us, achieved / k.cost.bound_tflops, k.cost.time_left_us(k.device_time_us))
-            for k in counted
-            if k.cost is not None and k.cost.bound_tflops
-            and (achieved := k.cost.achieved_tflops(k.device_time_us)) is not None]  # fmt: skip
-    time_us = sum(k.device_time_us for k in counted)
-    share = 100 * time_us / graph.kernel_time_us if graph.kernel_time_us > 0 else 0.0
-    text = f"Kernels of known FLOPs: {len(counted)}, {time_us / 1000:.2f} ms ({share:.1f} % of the graph's time)"
-    held_us = sum(t for t, _, _ in held)
-    if not held or held_us <= 0:
+    """How near its roof a graph's kernels of known FLOPs run, time-weighted, and the time left at `ROOF_TARGET`
+    ("" without such kernels)."""
+    roof = graph.roof
+    if roof is None:
+        return ""
+    share = 100 * roof.time_us / graph.kernel_time_us if graph.kernel_time_us > 0 else 0.0
+    text = f"Kernels of known FLOPs: {roof.kernels}, {roof.time_us / 1000:.2f} ms ({share:.1f} % of the graph's time)"
+    if roof.share_of_roof is None or roof.time_left_us is None:
         return f"{text}; no roof known."
-    weighted = 100 * sum(t * part for t, part, _ in held) / held_us
-    left = sum(us for _, _, us in held)
     return (
-        f"{text}, at {weighted:.0f} % of their roof (time-weighted); at {100 * ROOF_TARGET:.0f} % of it they "
-        f"would take {left / 1000:.2f} ms less."
+        f"{text}, at {100 * roof.share_of_roof:.0f} % of their roof (time-weighted); at {100 * ROOF_TARGET:.0f} % "
+        f"of it they would take {roof.time_left_us / 1000:.2f} ms less."
     )

@@ -231,7 +231,7 @@ def graph_kernels_text(graph: GraphAnalysis, manifest: Manifest, pages: SourcePa
         return "\n\n".join([sentence, list_table(GRAPH_KERNEL_HEADERS, rows, classes=SORTABLE)])
     rows = [[*row, *cost_cells(graph.kernels[i])] for i, row in enumerate(rows)]
     table = list_table([*GRAPH_KERNEL_HEADERS, *COST_HEADER], rows, classes=SORTABLE)
-    if any(kernel.cost is not None for kernel in graph.kernels):
+    if graph.roof is not None:
         sentence = f"{sentence} {graph_roof_sentence(graph)}"
     return "\n\n".join([sentence, table])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reportgen.analyze.roofline import roof, with_bounds, with_graph_costs
+from reportgen.analyze.roofline import _graph_roof, roof, with_bounds, with_graph_costs
 from reportgen.bundle import Capture, GraphAnalysis, GraphKernel, Kernel, KernelCost, KernelTable, RunStatus
 from tests.conftest import make_manifest
 
@@ -102,3 +102,21 @@ def test_each_graph_gets_its_launches_share_of_a_rows_cost() -> None:
     assert [(c.flops, c.bytes, c.bound_tflops) for c in costs if c] == [(200.0, 400.0, 5.0), (100.0, 200.0, 5.0)]
     assert all(g.kernels[1].cost is None for g in out)
     assert out[0].kernels[0].estimated_bytes is None  # a counted kernel's bytes are its cost's
+
+
+def test_a_graphs_roof_is_its_counted_kernels_share_weighted_by_time_and_their_time_left() -> None:
+    """Two counted kernels: 2e9 FLOPs in 1 ms against a 4 TFLOP/s roof (50 %) and 1e9 FLOPs in 3 ms against 1
+    TFLOP/s (33.3 %); time-weighted (1 x 50 + 3 x 33.3) / 4 = 37.5 %. At 80 % of the roof they would take
+    2e9 / 3.2e12 = 0.625 ms and 1e9 / 0.8e12 = 1.25 ms: 0.375 + 1.75 = 2.125 ms less. An uncounted kernel of 4 ms
+    counts in neither; without a roof the shares are unknown."""
+
+    def kernel(name: str, time_us: float, flops: float | None, bound: float | None) -> GraphKernel:
+        cost = None if flops is None else KernelCost(flops=flops, dtype="float", ops=["aten::mm"], bound_tflops=bound)
+        return GraphKernel(graph=0, name=name, category="x", device_time_us=time_us, count=1, share=0.1, cost=cost)
+
+    found = _graph_roof([kernel("a", 1000.0, 2e9, 4.0), kernel("b", 3000.0, 1e9, 1.0), kernel("c", 4000.0, None, None)])
+    assert found is not None and (found.kernels, found.time_us) == (2, 4000.0)
+    assert found.share_of_roof == pytest.approx(0.375) and found.time_left_us == pytest.approx(2125.0)
+    unheld = _graph_roof([kernel("a", 1000.0, 2e9, None)])
+    assert unheld is not None and unheld.share_of_roof is None and unheld.time_left_us is None
+    assert _graph_roof([kernel("c", 4000.0, None, None)]) is None
