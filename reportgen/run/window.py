@@ -12,8 +12,8 @@ had queued still runs; when the coordinator paused a run on this process's GPU, 
 the process waits on the device for that work to drain (`drain_gpu`) before it times.
 
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
-``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then ``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}``
-(answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
+``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then
+``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}`` (answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
 `WAIT_S`, is noted (`log().notes`) and the measurement goes on without it: a window never fails a run.
 """
 
