@@ -13,8 +13,9 @@ the process waits on the device for that work to drain (`drain_gpu`) before it t
 
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
 ``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then
-``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}`` (answer ``{"left": {...}}``). A coordinator that cannot be reached, or that does not answer within
-`WAIT_S`, is noted (`log().notes`) and the measurement goes on without it: a window never fails a run.
+``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}`` (answer ``{"left": {...}}``). A
+coordinator that cannot be reached, or that does not answer within `WAIT_S`, is noted (`log().notes`) and the
+measurement goes on without it: a window never fails a run.
 """
 
 from __future__ import annotations
