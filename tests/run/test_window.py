@@ -304,7 +304,7 @@ def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> No
                 sock, reader = _talk(coordinator, {"pid": holder.pid, "role": f"holder-{gpu}", "gpu": gpu})
                 sock.sendall(b'{"enter": "steps"}\n')  # type: ignore[attr-defined]
                 answers[gpu] = json.loads(reader.readline())["go"]  # type: ignore[attr-defined]
-                assert all(_state(s.pid) == "T" for s in spinners)
+                assert _wait_for(lambda: all(_state(s.pid) == "T" for s in spinners))  # SIGSTOP lands async
                 sock.sendall(b'{"leave": "steps"}\n')  # type: ignore[attr-defined]
                 assert json.loads(reader.readline())["left"]["paused"].keys() == {"a", "b"}  # type: ignore[attr-defined]
                 sock.close()  # type: ignore[attr-defined]
