@@ -353,16 +353,17 @@ class _FakeTorch:
 def test_drain_waits_until_three_quick_round_trips_in_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = _FakeTorch(busy_s=0.05)
     monkeypatch.setitem(sys.modules, "torch", fake)
-    waited = window.drain_gpu(limit_s=2.0)
-    assert 0.05 <= waited < 0.5
-    assert fake.cuda.synchronizes >= 1 + 5 + 3  # the probe's own, one per slow slice (2 ms or more), three quick
+    notes = list(window.log().notes)
+    waited = window.drain_gpu(limit_s=5.0)
+    assert 0.05 <= waited < 5.0 and window.log().notes == notes  # under its limit: it saw the GPU drain
+    assert fake.cuda.synchronizes >= 1 + 1 + 3  # the probe's own, at least one slow slice, three quick in a row
 
 
 def test_a_gpu_that_never_drains_opens_the_window_at_the_limit_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", _FakeTorch(busy_s=60.0))
     notes = list(window.log().notes)
     waited = window.drain_gpu(limit_s=0.1)
-    assert 0.1 <= waited < 0.5
+    assert 0.1 <= waited < 1.0
     assert any("still busy after" in note for note in window.log().notes[len(notes) :])
 
 
