@@ -16,19 +16,20 @@ from __future__ import annotations
 
 import bisect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from reportgen.analyze.categories import is_compute
 from reportgen.analyze.flops import COUNTED_OPS, OpCost, op_cost
 from reportgen.analyze.kernels import TimedOp, self_times
-from reportgen.bundle import Kernel, KernelCost, KernelTable, ModuleIndex
+from reportgen.bundle import IndexedKernel, Kernel, KernelCost, KernelTable, ModuleIndex
 from reportgen.formats import ShapedOp, Trace, WorkItem, cpu_ops, shaped_ops, work_items
 
 __all__ = ["NameCost", "name_costs", "with_costs", "with_template_estimates", "with_triton_bytes"]
 
 logger = logging.getLogger(__name__)
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -143,19 +144,14 @@ def with_template_estimates(table: KernelTable, index: ModuleIndex | None) -> Ke
     (`IndexedKernel.flop`, `num_gb`: per call, times the row's launches), marked `estimated`. Only templates:
     Inductor also gives a pointwise kernel fused after an extern convolution that convolution's FLOPs. A name
     whose definitions disagree (two graphs, two sizes) is left uncounted."""
-    if index is None:
-        return table
-    found: dict[str, set[tuple[int, float | None, str]]] = {}
-    for kernel in index.kernels:
-        if kernel.flop and kernel.dtype:
-            found.setdefault(kernel.name, set()).add((kernel.flop, kernel.num_gb, kernel.dtype))
+    agreed = _agreed(index, lambda k: (k.flop, k.num_gb, k.dtype) if k.flop and k.dtype else None)
     rows: list[Kernel] = []
     for row in table.kernels:
-        estimates = found.get(row.name, set())
-        if row.cost is not None or row.category != "triton_template" or len(estimates) != 1:
+        estimates = agreed.get(row.name)
+        if row.cost is not None or row.category != "triton_template" or estimates is None:
             rows.append(row)
             continue
-        flop, num_gb, dtype = next(iter(estimates))
+        flop, num_gb, dtype = estimates
         cost = KernelCost(
             flops=float(flop * row.count),
             bytes=None if num_gb is None else num_gb * 1e9 * row.count,
@@ -170,16 +166,21 @@ def with_template_estimates(table: KernelTable, index: ModuleIndex | None) -> Ke
 def with_triton_bytes(table: KernelTable, index: ModuleIndex | None) -> KernelTable:
     """Triton rows without a cost get Inductor's byte estimate (`IndexedKernel.num_gb` per call, times the row's
     launches) as `estimated_bytes`; a name whose definitions disagree is left without."""
-    if index is None:
-        return table
-    found: dict[str, set[float]] = {}
-    for kernel in index.kernels:
-        if kernel.num_gb is not None and kernel.num_gb > 0:
-            found.setdefault(kernel.name, set()).add(kernel.num_gb)
+    agreed = _agreed(index, lambda k: k.num_gb if k.num_gb is not None and k.num_gb > 0 else None)
     rows = [
-        row.model_copy(update={"estimated_bytes": next(iter(sizes)) * 1e9 * row.count})
-        if row.cost is None and len(sizes := found.get(row.name, set())) == 1
+        row.model_copy(update={"estimated_bytes": agreed[row.name] * 1e9 * row.count})
+        if row.cost is None and row.name in agreed
         else row
         for row in table.kernels
     ]
     return table.model_copy(update={"kernels": rows})
+
+
+def _agreed(index: ModuleIndex | None, value: Callable[[IndexedKernel], _V | None]) -> dict[str, _V]:
+    """Each kernel name's `value` where every definition of the name that has one gives the same (a name defined
+    in two graphs with two sizes has none)."""
+    found: dict[str, set[_V]] = {}
+    for kernel in index.kernels if index is not None else []:
+        if (got := value(kernel)) is not None:
+            found.setdefault(kernel.name, set()).add(got)
+    return {name: next(iter(values)) for name, values in found.items() if len(values) == 1}

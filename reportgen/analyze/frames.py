@@ -6,8 +6,9 @@ A version is a `Torch-Compiled Region: <frame>/<compile>`. A forward or inferenc
 forward through their wrappers' `# AOT ID` (`3_forward`, `3_backward`), its time shared among the forward's
 versions by their calls. Identical graphs of several frames (the resume functions after equal graph breaks) share
 one wrapper file each way, kept from different compiles (`1_forward`, `3_backward`): a backward left unjoined goes
-to the one unjoined forward graph with as many calls (each forward call has its backward call), if there is one. Versions come from the compile diagnostics (`CompiledVersion`, with the function and
-the failed guard); a region in the trace that the diagnostics do not name is listed too, its function unknown.
+to the one unjoined forward graph with as many calls (each forward call has its backward call), if there is one.
+Versions come from the compile diagnostics (`CompiledVersion`, with the function and the failed guard); a region
+in the trace that the diagnostics do not name is listed too, its function unknown.
 """
 
 from __future__ import annotations
@@ -25,16 +26,14 @@ def _compile_id(region: str) -> str:
     return region[len(REGION_PREFIX) :].lstrip(": ").strip() if region.startswith(REGION_PREFIX) else region
 
 
-def _aot(graph: GraphAnalysis, index: ModuleIndex | None) -> tuple[str, str] | None:
-    """(AOT number, kind) of the graph's wrapper: (`3`, `backward`) for `# AOT ID: ['3_backward']`."""
-    if index is None or graph.wrapper is None:
-        return None
-    module = next((g for g in index.graphs if g.wrapper_path == graph.wrapper), None)
-    aot_id = module.info.aot_id if module is not None else None
-    if not aot_id or "_" not in aot_id:
-        return None
-    number, _, kind = aot_id.partition("_")
-    return number, kind
+def _aot_ids(index: ModuleIndex | None) -> dict[str, tuple[str, str]]:
+    """(AOT number, kind) of each wrapper path: (`3`, `backward`) for `# AOT ID: ['3_backward']`."""
+    found = {}
+    for module in index.graphs if index is not None else []:
+        number, _, kind = (module.info.aot_id or "").partition("_")
+        if number and kind:
+            found[module.wrapper_path] = (number, kind)
+    return found
 
 
 def version_runtimes(
@@ -46,8 +45,9 @@ def version_runtimes(
     labels: dict[str, list[str]] = {}
     forward_regions: dict[str, list[tuple[str, int]]] = {}  # AOT number -> (compile id, calls) of its forward
 
-    def add(compile_id: str, graph: GraphAnalysis, count: int, kernel_us: float) -> None:
-        calls[compile_id] = max(calls.get(compile_id, 0), count)
+    aot_ids = _aot_ids(index)
+
+    def add(compile_id: str, graph: GraphAnalysis, kernel_us: float) -> None:
         time_us[compile_id] = time_us.get(compile_id, 0.0) + kernel_us
         if graph.label not in labels.setdefault(compile_id, []):
             labels[compile_id].append(graph.label)
@@ -56,16 +56,15 @@ def version_runtimes(
         """Give a backward graph's time to its forward's versions, by their calls."""
         total = sum(n for _, n in shares)
         for compile_id, n in shares:
-            part = n / total if total else 1 / len(shares)
-            time_us[compile_id] = time_us.get(compile_id, 0.0) + graph.kernel_time_us * part
-            if graph.label not in labels.setdefault(compile_id, []):
-                labels[compile_id].append(graph.label)
+            add(compile_id, graph, graph.kernel_time_us * (n / total if total else 1 / len(shares)))
 
     backwards: list[tuple[str, GraphAnalysis]] = []  # (AOT number, graph)
     for graph in graphs:
-        aot = _aot(graph, index)
+        aot = aot_ids.get(graph.wrapper or "")
         for region in graph.regions:
-            add(_compile_id(region.region), graph, region.calls, region.kernel_time_us)
+            compile_id = _compile_id(region.region)
+            calls[compile_id] = max(calls.get(compile_id, 0), region.calls)
+            add(compile_id, graph, region.kernel_time_us)
             if aot is not None and aot[1] == "forward":
                 forward_regions.setdefault(aot[0], []).append((_compile_id(region.region), region.calls))
         if aot is not None and aot[1] == "backward" and not graph.regions:

@@ -215,7 +215,9 @@ def graph_kernels_section(
         roofline = (rooflines or {}).get(str(graph.graph))
         if roofline and figure is not None:
             caption = "This graph's kernels of known FLOPs against the GPU's roofs, sized by time."
-            parts.append(figure(roofline, f"Roofline of {graph.label}", caption))  # type: ignore[operator]
+            # the alt text is a directive option: built from validated fields, not the bundle's free-text label
+            alt = f"Roofline of {graph.kind} (graph {graph.graph})"
+            parts.append(figure(roofline, alt, caption))  # type: ignore[operator]
         parts.append(graph_kernels_text(graph, manifest, pages, per_graph))
     return "\n\n".join(parts)
 
