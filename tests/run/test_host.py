@@ -33,12 +33,20 @@ def _other(tmp_path: Path, name: str, pid: int, lock: bool) -> Measurements:
 MEASURE = textwrap.dedent(
     """
     import json, sys, time
+    from pathlib import Path
     from reportgen.run import window
     from reportgen.run.host import HostPlacement, Measurements, apply_placement
     placement = HostPlacement(name=sys.argv[2], timing_lock=True, host_dir=sys.argv[1])
     run = Measurements(placement, apply_placement(placement))
     spans = []
     with run.measuring(lambda line: None):
+        # both processes measure at once: start the windows only when the other run is here too (a loaded
+        # machine may take longer to start the second interpreter than the first takes to finish)
+        here = Path(sys.argv[1]) / f"ready-{sys.argv[2]}"
+        here.touch()
+        deadline = time.monotonic() + 30
+        while len(list(Path(sys.argv[1]).glob("ready-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         for _ in range(3):
             with window.timed_window("steps"):
                 began = time.time()
