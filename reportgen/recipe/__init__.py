@@ -5,6 +5,7 @@ Every problem in a recipe file is a `RecipeError` located at ``file:line:col``.
 
 from __future__ import annotations
 
+from reportgen.recipe.distributed import Distributed
 from reportgen.recipe.env_policy import HOST_KEPT, RUN_OWNED, env_policy_markdown
 from reportgen.recipe.loader import MAX_RECIPE_BYTES, load_recipe, load_recipes, recipe_warnings
 from reportgen.recipe.local_modules import LocalModule, LocalModules, find_local_modules, read_local_modules
@@ -23,6 +24,7 @@ from reportgen.recipe.model import (
 from reportgen.recipe.reference_docs import recipe_reference_markdown
 
 __all__ = [
+    "Distributed",
     "DEFAULT_DEVICE_THRESHOLD",
     "DEFAULT_REGRESSION_THRESHOLD",
     "HOST_KEPT",

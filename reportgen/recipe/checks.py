@@ -6,10 +6,12 @@ import re
 import unicodedata
 from typing import Final
 
+from pydantic import ValidationInfo
+
 from reportgen.credentials import looks_like_token
 from reportgen.recipe.env_policy import RUN_OWNED, EntryError, env_value_problem
 
-__all__ = ["ENV_NAME_RE", "env_values", "printable"]
+__all__ = ["ENV_NAME_RE", "STORED_CONTEXT", "env_values", "printable", "stored"]
 
 ENV_NAME_RE: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
 """Env var names, matched whole (`fullmatch`: a `$` would let a final newline through)."""
@@ -59,3 +61,13 @@ def printable(value: str, *, lines: bool) -> str:
 
 _BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Characters that reorder the text shown after them (a title could read as something it is not)."""
+
+
+STORED_CONTEXT: dict[str, bool] = {"stored_recipe": True}
+"""Validation context of a recipe read back from a bundle: the run policy was applied when it ran, and a later, stricter
+one never makes an earlier run unreadable (it is data, escaped). `reproduce` reloads recipe.yaml under the policy."""
+
+
+def stored(info: ValidationInfo) -> bool:
+    """Whether this recipe is read back from a bundle (`STORED_CONTEXT`)."""
+    return isinstance(info.context, dict) and bool(info.context.get("stored_recipe"))

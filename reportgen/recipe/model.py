@@ -11,7 +11,9 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from reportgen.recipe.checks import env_values, printable
+from reportgen.recipe.checks import STORED_CONTEXT, env_values, printable
+from reportgen.recipe.checks import stored as _stored
+from reportgen.recipe.distributed import Distributed
 from reportgen.recipe.env_policy import EntryError, loader_variable
 
 __all__ = [
@@ -279,6 +281,7 @@ class Recipe(_Strict):
         default=1800, description="Wall-clock limit for the whole run, in seconds."
     )
     cpu: CpuOverrides = Field(default_factory=CpuOverrides)
+    distributed: Distributed | None = Field(default=None, description="Run on several ranks of this host (DDP, FSDP2).")
     regression_threshold: Annotated[float, Field(gt=0, le=10, allow_inf_nan=False)] = Field(
         default=DEFAULT_REGRESSION_THRESHOLD,
         description="How far (a fraction: 0.05 = 5 %) a count per step, or with 3 runs a side a step time beyond "
@@ -314,6 +317,13 @@ class Recipe(_Strict):
                     at_key=False,
                 )
         return value
+
+    @model_validator(mode="after")
+    def _nccl_needs_gpus(self) -> Recipe:
+        if self.distributed is not None and self.distributed.backend == "nccl" and self.device == "cpu":
+            message = "backend 'nccl' needs GPUs; this recipe runs on the CPU (use 'gloo')"
+            raise EntryError(message, ("distributed", "backend"), at_key=False)
+        return self
 
     @model_validator(mode="after")
     def _loader_variables_opted_in(self, info: ValidationInfo) -> Recipe:
@@ -388,13 +398,3 @@ class Recipe(_Strict):
         if self.cpu.batch_size is not None:
             update["inputs"] = self.inputs.model_copy(update={"batch_size": self.cpu.batch_size})
         return self.model_copy(update=update) if update else self
-
-
-STORED_CONTEXT: dict[str, bool] = {"stored_recipe": True}
-"""Validation context of a recipe read back from a bundle: the run policy was applied when it ran, and a later, stricter
-one never makes an earlier run unreadable (it is data, escaped). `reproduce` reloads recipe.yaml under the policy."""
-
-
-def _stored(info: ValidationInfo) -> bool:
-    """Whether this recipe is read back from a bundle (`STORED_CONTEXT`)."""
-    return isinstance(info.context, dict) and bool(info.context.get("stored_recipe"))
