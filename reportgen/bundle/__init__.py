@@ -79,6 +79,17 @@ from reportgen.bundle.confine import (
 )
 from reportgen.bundle.digest import BundleDigest, bundle_digest, write_if_changed
 from reportgen.bundle.discovery import history_runs, holds_manifest, iter_bundles, iter_kept_runs, real_dir
+from reportgen.bundle.distributed import (
+    RANKS_DIR,
+    CollectiveRow,
+    DistributedAnalysis,
+    DistributedRun,
+    RankOverlap,
+    RankRun,
+    RankStatus,
+    Straggler,
+    rank_dir,
+)
 from reportgen.bundle.figures import COUNTS, GPU_COUNTS, CountName, FigureKind, Figures, StepFigures
 from reportgen.bundle.frames import GraphRegion, VersionRuntime
 from reportgen.bundle.isolation import ConcurrentRun, Isolation, RunPhase
@@ -191,6 +202,7 @@ __all__ = [
     "NOT_MEASURED",
     "OTHER",
     "PROVENANCE_FILE",
+    "RANKS_DIR",
     "RECIPE_FILE",
     "RECIPE_MODULES_DIR",
     "ROOF_TARGET",
@@ -211,12 +223,15 @@ __all__ = [
     "Capture",
     "Category",
     "CategoryChange",
+    "CollectiveRow",
     "Comparison",
     "CompileDiagnostics",
     "CompiledVersion",
     "ConcurrentRun",
     "CountChange",
     "CountName",
+    "DistributedAnalysis",
+    "DistributedRun",
     "Environment",
     "FigureKind",
     "Figures",
@@ -257,6 +272,9 @@ __all__ = [
     "Provenance",
     "ProvenanceMethod",
     "ProvenanceSummary",
+    "RankOverlap",
+    "RankRun",
+    "RankStatus",
     "ReadBudget",
     "Recompile",
     "Redaction",
@@ -270,6 +288,7 @@ __all__ = [
     "StepAnalysis",
     "StepFigures",
     "StepTimes",
+    "Straggler",
     "TimingSummary",
     "Verdict",
     "VersionRuntime",
@@ -296,6 +315,7 @@ __all__ = [
     "name_problem",
     "open_plain",
     "pack_bundle",
+    "rank_dir",
     "read_analysis",
     "read_analysis_error",
     "read_analysis_head",

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from reportgen.bundle.attribution import KernelOrigin, ProvenanceSummary
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
+from reportgen.bundle.distributed import DistributedAnalysis
 from reportgen.bundle.figures import Figures
 from reportgen.bundle.frames import GraphRegion, VersionRuntime
 from reportgen.bundle.sources import ModuleIndex
@@ -303,7 +304,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 9
+ANALYSIS_REVISION = 10
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -314,7 +315,8 @@ figures (device time and counts per profiled step, eager and compiled: `figures`
 kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost goes to the kernels that do the
 op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
 compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's share of its row's cost, Inductor's
-estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`)."""
+estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`); 10: per-rank
+overlap of a distributed run (`distributed`)."""
 
 
 class Roof(BundleModel):
@@ -371,6 +373,9 @@ class Analysis(BundleModel):
     )
     versions: list[VersionRuntime] = Field(
         default_factory=list, description="Each compiled version of each frame: its calls and device time."
+    )
+    distributed: DistributedAnalysis | None = Field(
+        default=None, description="Per-rank overlap, for a distributed run."
     )
 
     @property

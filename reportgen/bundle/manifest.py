@@ -8,9 +8,11 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, RunStatus
+from reportgen.bundle.distributed import DistributedRun
 from reportgen.bundle.isolation import Isolation
 from reportgen.bundle.layout import LOG_FILE
 from reportgen.bundle.names import name_problem
+from reportgen.bundle.steps import StepTimes
 from reportgen.recipe import Recipe
 
 __all__ = [
@@ -75,28 +77,6 @@ class Environment(BundleModel):
     env: dict[str, str] = Field(
         default_factory=dict, description="Allowlisted env vars in effect (secrets never recorded)."
     )
-
-
-class StepTimes(BundleModel):
-    """Wall times of timed steps, in milliseconds per step.
-
-    Each sample is one block of `block_steps` steps run back to back (as a training loop runs them) and
-    synchronised once at its end, divided by `block_steps`; eager and compiled blocks alternate, so
-    sample i of eager and sample i of compiled were taken side by side.
-    """
-
-    samples_ms: list[float]
-    block_steps: int = Field(default=1, description="Steps per timed block (1: each step synchronised alone).")
-    median_ms: float
-    q1_ms: float
-    q3_ms: float
-    min_ms: float
-    max_ms: float
-
-    @property
-    def iqr_ms(self) -> float:
-        """Inter-quartile range."""
-        return self.q3_ms - self.q1_ms
 
 
 class Metrics(BundleModel):
@@ -202,3 +182,4 @@ class Manifest(BundleModel):
     isolation: Isolation | None = Field(
         default=None, description="How the run was kept apart from the host's other runs; None: not recorded."
     )
+    distributed: DistributedRun | None = Field(default=None, description="Each rank's record, for a distributed run.")

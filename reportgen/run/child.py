@@ -8,6 +8,7 @@ crash or a kill leaves the last completed stage on disk for the parent to report
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -28,9 +29,10 @@ from reportgen.bundle import (
     GraphBenchmark,
     ModuleFile,
     StepTimes,
+    rank_dir,
 )
 from reportgen.recipe import Recipe
-from reportgen.run import window
+from reportgen.run import distributed, window
 from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 
@@ -82,7 +84,9 @@ def _log(message: str) -> None:
     print(f"[reportgen {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def _run(spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements | None) -> None:
+def _run(
+    spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements | None, place: distributed.RankPlace | None
+) -> None:
     import torch
 
     from reportgen.run.diagnostics import DiagnosticsRecorder
@@ -91,21 +95,34 @@ def _run(spec: ChildSpec, out_dir: Path, progress: _Progress, host: Measurements
 
     device = resolve_device(spec.recipe.device)
     recipe = spec.recipe.for_device(device)
+    if place is not None and recipe.distributed is not None:
+        distributed.init_group(place, recipe.distributed, device)
     progress.update(stage="environment", environment=probe_environment(device))
     _log(f"device {device}, torch {torch.__version__}")
     work = build_workload(recipe, spec.recipe_dir, device)
+    if place is not None and recipe.distributed is not None:
+        work = dataclasses.replace(work, model=distributed.wrap_model(work.model, recipe.distributed, place, device))
     progress.update(stage="model")
     _warm_up_eager(work, recipe, progress)
     compiled = compile_model(recipe, work.model)
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
-    provenance = _provenance_recorder(recipe)
-    _warm_up_compiled(work, compiled, recipe, out_dir, progress)
+    follower = place is not None and not place.leader
+    provenance = _provenance_recorder(recipe)  # every rank: it changes what Inductor writes
+    with distributed.recorded_splits() as splits:
+        _warm_up_compiled(work, compiled, recipe, out_dir, progress, copy=not follower)
+    progress.update(splits=splits)
     # Stop recording before anything is timed: its logging hooks would add CPU time to every call.
     diagnostics = recorder.finish()
-    _write_provenance(provenance, out_dir, progress)
+    if follower and provenance is not None:
+        provenance.finish()
+    else:
+        _write_provenance(provenance, out_dir, progress)
     with host.measuring(_log) if host is not None else contextlib.nullcontext():
         eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
-        capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress)
+        capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress, follower)
+    if capture is None:  # a follower rank: its progress and traces are its record
+        progress.update(stage="done", status="ok")
+        return
     if host is not None:
         progress.update(isolation=host.isolation)
     capture = capture.model_copy(update={"diagnostics": diagnostics})
@@ -156,9 +173,10 @@ def _warm_up_eager(work: Workload, recipe: Recipe, progress: _Progress) -> None:
 
 
 def _warm_up_compiled(
-    work: Workload, compiled: Callable[..., object], recipe: Recipe, out_dir: Path, progress: _Progress
+    work: Workload, compiled: Callable[..., object], recipe: Recipe, out_dir: Path, progress: _Progress, copy: bool
 ) -> None:
-    """The compiled model's first call (the compile, timed) and warm-up steps; then its modules are copied."""
+    """The compiled model's first call (the compile, timed) and warm-up steps; then its modules are copied (`copy`)
+    and the wrappers it loaded named."""
     from reportgen.run import inductor, measure
     from reportgen.run.modules import copy_modules
 
@@ -166,7 +184,10 @@ def _warm_up_compiled(
     progress.metrics(compile_time_s=measure.time_call(work, compiled))
     for _ in range(max(recipe.profile.warmup - 1, 0)):
         measure.time_call(work, compiled)
-    progress.update(stage="compile", modules=copy_modules(inductor.module_files(inductor.loaded_modules()), out_dir))
+    loaded = inductor.loaded_modules()
+    graphs = sorted(Path(f).name for f in inductor.module_files([m for m in loaded if inductor.is_wrapper(m)]))
+    modules = copy_modules(inductor.module_files(loaded), out_dir) if copy else []
+    progress.update(stage="compile", modules=modules, graphs=graphs)
 
 
 def _time_steps(
@@ -196,9 +217,16 @@ def _time_steps(
 
 
 def _profile_and_capture(
-    work: Workload, compiled: Callable[..., object], recipe: Recipe, device: str, out_dir: Path, progress: _Progress
-) -> Capture:
-    """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them."""
+    work: Workload,
+    compiled: Callable[..., object],
+    recipe: Recipe,
+    device: str,
+    out_dir: Path,
+    progress: _Progress,
+    follower: bool = False,
+) -> Capture | None:
+    """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them (None for a
+    follower rank: it runs the steps the collectives need, and keeps its traces)."""
     from reportgen.run import measure
 
     captures = _Captures(device, out_dir, progress)
@@ -213,8 +241,13 @@ def _profile_and_capture(
     if eager is not None:
         progress.update(eager_trace_file=EAGER_TRACE_FILE)
     captures.attempt("shapes", lambda: measure.record_shapes(work, compiled, out_dir / SHAPES_TRACE_FILE))
+    if follower:
+        (out_dir / SHAPES_TRACE_FILE).unlink(missing_ok=True)  # its steps were needed, not its shapes
+        return None
     graphs: list[GraphBenchmark] = []
-    if recipe.compile.uses_cudagraphs:
+    if recipe.distributed is not None:  # a fresh process has no process group: a graph with a collective would hang
+        captures.notes.append("graph benchmarks skipped: a distributed run's graphs are timed in the run only")
+    elif recipe.compile.uses_cudagraphs:
         # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not
         # time what the model runs (graph replays) anyway.
         captures.notes.append(f"graph benchmarks skipped: mode={recipe.compile.mode} replays CUDA graphs")
@@ -305,26 +338,34 @@ def main(argv: list[str] | None = None) -> int:
     """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
     _exit_with_parent()
     spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
-    out = Path(out_dir)
+    out, place = Path(out_dir), distributed.rank_from_env()
+    if place is not None and not place.leader:  # a follower rank writes into its own folder of the bundle
+        out = out / rank_dir(place.rank)
+        out.mkdir(parents=True, exist_ok=True)
     progress = _Progress(out)
     spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    place = place if spec.recipe.distributed is not None else None
     host = None
-    if spec.placement is not None:  # before torch starts its threads: they inherit the cores
+    if spec.placement is not None and (place is None or place.leader):  # before torch starts its threads
         if spec.placement.window_socket:  # the matrix's coordinator; the graph-timing process inherits it
             os.environ[window.SOCKET_VARIABLE] = spec.placement.window_socket
             os.environ[window.ROLE_VARIABLE] = spec.placement.name
         host = Measurements(spec.placement, apply_placement(spec.placement))
         progress.update(isolation=host.isolation)
-    window.connect()  # a coordinator (if any) pauses this run during the others' timed windows from now on
+    if place is None or place.leader:
+        window.connect()  # a coordinator (if any) pauses this run during the others' timed windows from now on
     try:
-        _run(spec, out, progress, host)
+        _run(spec, out, progress, host, place)
     except Exception as exc:  # the workload is user code: every failure becomes data
         traceback.print_exc()
         summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        progress.update(
-            status="oom" if _is_oom(exc) else "failed", error=f"{summary} (stage after '{progress.result.stage}')"
-        )
+        status = "oom" if _is_oom(exc) else "failed"
+        error = f"{summary} (stage after '{progress.result.stage}')"
+        progress.update(status=status, error=error, failed_at=time.time())
         return 1
+    finally:
+        if place is not None:
+            distributed.end_group()
     return 0
 
 

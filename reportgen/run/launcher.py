@@ -44,6 +44,7 @@ from reportgen.run.git import recipe_commit
 from reportgen.run.host import HostPlacement, default_host_dir
 from reportgen.run.modules import scan_cache_dir
 from reportgen.run.protocol import CHILD_RESULT, CHILD_SPEC, ChildResult, ChildSpec
+from reportgen.run.ranks import child_command, gather_ranks
 from reportgen.run.scrub import Scrubber
 from reportgen.run.supervise import spawn, stop_runs
 
@@ -281,17 +282,21 @@ def _populate(
         spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent), placement=placement)
         spec_path = Path(work) / CHILD_SPEC
         spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
-        cmd = [options.python, "-m", "reportgen.run.child", str(spec_path), str(bundle)]
         env = child_env(recipe, cache_dir, options)
+        cmd = child_command(options.python, recipe, spec_path, bundle, env)
         returncode, timed_out = spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
             modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
+    ranks = gather_ranks(recipe, bundle, result, env, lambda name: _existing(bundle, name), scrubber.scrub)
     _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
     status, error = _status(returncode, timed_out, result)
+    failed = ranks.failed_rank if ranks is not None and status is not RunStatus.ok else None
+    if failed is not None and ranks is not None and not timed_out:  # name the rank that failed first
+        error = f"rank {failed.rank} of {ranks.world_size} failed: {failed.error}"
     if status is not RunStatus.ok:
         _check_space(bundle)
         tail = _log_tail(bundle / LOG_FILE)
@@ -320,6 +325,7 @@ def _populate(
         capture_file=capture_file,
         redactions=scrubber.report(),
         isolation=result.isolation if result else None,
+        distributed=ranks,
     )
 
 

@@ -41,3 +41,6 @@ class ChildResult(BaseModel):
     modules: list[ModuleFile] = []
     capture_file: str | None = None
     isolation: Isolation | None = None
+    failed_at: float | None = None
+    graphs: list[str] = []
+    splits: list[str] = []

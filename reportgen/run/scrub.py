@@ -26,6 +26,7 @@ from reportgen.bundle import (
     EAGER_TRACE_FILE,
     GRAPHS_DIR,
     MODULES_DIR,
+    RANKS_DIR,
     RECIPE_FILE,
     SHAPES_TRACE_FILE,
     TRACE_FILE,
@@ -132,13 +133,16 @@ class Scrubber:
 
     def scrub_traces(self, bundle: Path) -> None:
         """Redact the run's profiler traces (`trace.json.gz`, `trace-eager.json.gz`, `trace-shapes.json.gz`,
-        `graphs/*.json.gz`): span names (a
+        `graphs/*.json.gz`, and each rank's in `ranks/<rank>/`): span names (a
         `record_function` label), args. A trace past the bounds of any trace read is removed: no report could
         read or publish it, and it was not scrubbed."""
         graphs = bundle / GRAPHS_DIR
         listed = sorted(graphs.glob("*.json.gz")) if graphs.is_dir() and not graphs.is_symlink() else []
         traces = (TRACE_FILE, EAGER_TRACE_FILE, SHAPES_TRACE_FILE)
-        for path in [*(bundle / name for name in traces), *listed]:
+        ranks = bundle / RANKS_DIR  # a distributed run's other ranks: `ranks/<rank>/trace.json.gz`, ...
+        found = sorted(ranks.iterdir()) if ranks.is_dir() and not ranks.is_symlink() else []
+        folders = [bundle, *(d for d in found if d.is_dir() and not d.is_symlink())]
+        for path in [*(folder / name for folder in folders for name in traces), *listed]:
             try:
                 plain = is_plain_file(os.lstat(path))  # never through a link, nor an outside file's hard link
             except OSError:
