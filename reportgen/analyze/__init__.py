@@ -17,6 +17,7 @@ from reportgen.analyze.frames import version_runtimes
 from reportgen.analyze.graphs import GraphAttribution, attribute_graphs
 from reportgen.analyze.join import with_sources
 from reportgen.analyze.kernels import kernel_table
+from reportgen.analyze.overlap import combine, rank_overlap
 from reportgen.analyze.peak import peak_bandwidth
 from reportgen.analyze.provenance import attribute_kernels
 from reportgen.analyze.roofline import roof, with_bounds, with_graph_costs
@@ -29,6 +30,7 @@ from reportgen.bundle import (
     SHAPES_TRACE_FILE,
     Analysis,
     Capture,
+    DistributedAnalysis,
     Figures,
     GraphAnalysis,
     KernelTable,
@@ -107,8 +109,28 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         provenance=provenance,
         figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),
         versions=version_runtimes(graphs, sources, capture.diagnostics.versions if capture is not None else []),
+        distributed=_distributed(bundle_dir, manifest, device),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
+
+
+def _distributed(bundle_dir: Path, manifest: Manifest, device: Literal["cuda", "cpu"]) -> DistributedAnalysis | None:
+    """Each rank's overlap from its own trace (`analyze.overlap`); a rank whose trace cannot be read is a note."""
+    run = manifest.distributed
+    if run is None:
+        return None
+    found, notes = [], []
+    for rank in run.ranks:
+        if rank.trace_file is None:
+            notes.append(f"rank {rank.rank} left no trace ({rank.status}, after stage '{rank.stage}')")
+            continue
+        try:
+            trace = read_trace(_confined(bundle_dir, rank.trace_file), device)
+            with paused_gc():
+                found.append(rank_overlap(trace, device, attribute_graphs(trace, device).steps, rank.rank))
+        except AnalysisError as exc:
+            notes.append(f"rank {rank.rank}'s trace was not read: {exc.message}")
+    return combine(found, run, notes)
 
 
 def _with_costs(bundle_dir: Path, kernels: KernelTable, device: Literal["cuda", "cpu"]) -> KernelTable:

@@ -50,6 +50,7 @@ from reportgen.render.charts import (
     top_kernels_chart,
 )
 from reportgen.render.comparison import COMPARE_PAGE, comparison_page, regression_finding
+from reportgen.render.distributed import distributed_section, rank_docname, rank_page
 from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
 from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
@@ -251,7 +252,11 @@ def _write_report(
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
-        leading_sections=[*_kept_run_note(bundle, runs), *leading_sections(bundle, comparison)],
+        leading_sections=[
+            *_kept_run_note(bundle, runs),
+            distributed_section(bundle.manifest.distributed, bundle.analysis.distributed if bundle.analysis else None),
+            *leading_sections(bundle, comparison),
+        ],
         inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
         trailing_sections=[
             history_section(runs, comparison),
@@ -259,6 +264,7 @@ def _write_report(
             downloads_section(downloads),
         ],
     )
+    files.extend(_write_rank_pages(bundle, page_dir))
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))
@@ -266,6 +272,23 @@ def _write_report(
     files.extend(d.file for d in downloads)
     files.extend(history_files)
     return set(files), spark
+
+
+def _write_rank_pages(bundle: Bundle, page_dir: Path) -> list[str]:
+    """One page per rank of a distributed run (none otherwise)."""
+    run = bundle.manifest.distributed
+    if run is None:
+        return []
+    overlaps = (
+        {o.rank: o for o in bundle.analysis.distributed.ranks}
+        if bundle.analysis and bundle.analysis.distributed
+        else {}
+    )
+    title = report_title(bundle.manifest)
+    return [
+        _write_page(page_dir, rank_docname(r.rank), f"{ORPHAN}\n\n{rank_page(title, r, overlaps.get(r.rank))}")
+        for r in run.ranks
+    ]
 
 
 def _comparison(bundle: Bundle) -> Comparison | None:

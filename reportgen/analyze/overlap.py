@@ -1,0 +1,187 @@
+"""A distributed run's ranks: compute against communication on each rank's timeline, the collectives, the straggler.
+
+Definitions (those of HTA's communication/computation overlap, so the two can be checked against each other):
+
+- **communication** is the union of the collectives' intervals: NCCL kernels on a GPU (category `collective`),
+  gloo's `gloo:<collective>` spans on its worker threads on the CPU;
+- **compute** is the union of every other kernel's intervals on a GPU; on the CPU, of the ATen ops and Inductor
+  kernels (every CPU op a category claims) on the threads that run no collective;
+- **overlapped** is the length of their intersection; **exposed** communication = communication - overlapped;
+  **overlap %** = overlapped / communication;
+- each is summed over the profiled steps' windows (`StepAnalysis`, clipped to them) and divided by their number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from reportgen.analyze.categories import categorize
+from reportgen.analyze.timeline import merge_intervals
+from reportgen.bundle import (
+    OTHER,
+    CollectiveRow,
+    DistributedAnalysis,
+    DistributedRun,
+    RankOverlap,
+    StepAnalysis,
+    Straggler,
+)
+from reportgen.formats.events import GPU_WORK_CATS
+from reportgen.formats.trace import Trace
+
+__all__ = ["COLLECTIVE", "collective_kind", "combine", "rank_overlap", "straggler"]
+
+COLLECTIVE = "collective"
+"""The category of communication kernels (`analyze.categories`)."""
+GLOO_PREFIX = "gloo:"
+"""gloo's span around a collective's work on its own thread: `gloo:all_reduce`."""
+_KINDS = (
+    ("all_reduce", r"all_?reduce"),
+    ("all_gather", r"all_?gather"),
+    ("reduce_scatter", r"reduce_?scatter"),
+    ("all_to_all", r"all_?to_?all"),
+    ("broadcast", r"broadcast|bcast"),
+    ("send_recv", r"send_?recv|sendrecv|\bsend\b|\brecv\b"),
+    ("barrier", r"barrier"),
+    ("reduce", r"reduce"),
+)
+_KIND_RE = [(kind, re.compile(pattern, re.I)) for kind, pattern in _KINDS]
+
+
+def collective_kind(name: str) -> str:
+    """`all_reduce`, `all_gather`, ... from a kernel or span name (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
+    `gloo:all_reduce`); `other` when none matches."""
+    return next((kind for kind, pattern in _KIND_RE if pattern.search(name)), OTHER)
+
+
+def _split(
+    trace: Trace, device: Literal["cuda", "cpu"]
+) -> tuple[list[tuple[float, float, str]], list[tuple[float, float]]]:
+    """(collectives as (start, end, name), compute intervals) of a rank's trace."""
+    comms: list[tuple[float, float, str]] = []
+    compute: list[tuple[float, float]] = []
+    comm_threads: set[object] = set()
+    candidates: list[tuple[float, float, object]] = []
+    for e in trace.records():
+        if e.name is None or e.ts is None or e.dur is None or e.dur < 0:
+            continue
+        if device == "cuda":
+            if e.cat not in GPU_WORK_CATS:
+                continue
+            if categorize(e.name, e.cat, device) == COLLECTIVE:
+                comms.append((e.ts, e.ts + e.dur, e.name))
+            else:
+                compute.append((e.ts, e.ts + e.dur))
+        elif e.cat == "user_annotation" and e.name.startswith(GLOO_PREFIX):
+            comms.append((e.ts, e.ts + e.dur, e.name))
+            comm_threads.add((e.pid, e.tid))
+        elif e.cat == "cpu_op" and categorize(e.name, e.cat, device) != OTHER:
+            candidates.append((e.ts, e.ts + e.dur, (e.pid, e.tid)))
+    compute += [(start, end) for start, end, thread in candidates if thread not in comm_threads]
+    return comms, compute
+
+
+def _clipped(
+    intervals: Sequence[tuple[float, float]], windows: Sequence[tuple[float, float]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The union of `intervals` clipped to the (disjoint) windows, as merged (starts, ends)."""
+    starts: list[float] = []
+    ends: list[float] = []
+    for low, high in windows:
+        for start, end in intervals:
+            s, e = max(start, low), min(end, high)
+            if e > s:
+                starts.append(s)
+                ends.append(e)
+    return merge_intervals(starts, ends)
+
+
+def _intersection_us(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    """Length of the intersection of two merged interval sets (two-pointer sweep)."""
+    (a_s, a_e), (b_s, b_e) = a, b
+    i = j = 0
+    total = 0.0
+    while i < a_s.size and j < b_s.size:
+        low, high = max(a_s[i], b_s[j]), min(a_e[i], b_e[j])
+        if high > low:
+            total += high - low
+        if a_e[i] < b_e[j]:
+            i += 1
+        else:
+            j += 1
+    return float(total)
+
+
+def rank_overlap(
+    trace: Trace, device: Literal["cuda", "cpu"], steps: Sequence[StepAnalysis], rank: int
+) -> tuple[RankOverlap, list[CollectiveRow]]:
+    """One rank's overlap per profiled step, and its collectives by kind (calls and time per step)."""
+    windows = [(s.window_start_us, s.window_start_us + s.wall_us) for s in steps]
+    comms, compute = _split(trace, device)
+    if not windows:  # no step markers: the whole trace
+        everything = [(a, b) for a, b, _ in comms] + compute
+        windows = [(min(a for a, _ in everything), max(b for _, b in everything))] if everything else []
+    count = max(len(windows), 1)
+    comm = _clipped([(a, b) for a, b, _ in comms], windows)
+    work = _clipped(compute, windows)
+    overlap = RankOverlap(
+        rank=rank,
+        steps=len(windows),
+        compute_us=float((work[1] - work[0]).sum()) / count,
+        communication_us=float((comm[1] - comm[0]).sum()) / count,
+        overlapped_us=_intersection_us(comm, work) / count,
+        span_us=sum(high - low for low, high in windows) / count,
+    )
+    by_kind: dict[str, list[float]] = {}
+    for start, end, name in comms:
+        if any(low <= start < high for low, high in windows):
+            by_kind.setdefault(collective_kind(name), []).append(end - start)
+    rows = [
+        CollectiveRow(kind=kind, calls=round(len(times) / count), time_us=sum(times) / count)
+        for kind, times in sorted(by_kind.items(), key=lambda item: -sum(item[1]))
+    ]
+    return overlap, rows
+
+
+def straggler(run: DistributedRun) -> Straggler | None:
+    """The rank whose compiled step-time median is longest, against the fastest rank's; None with under two
+    ranks timed."""
+    timed = [r for r in run.ranks if r.compiled is not None and r.compiled.median_ms > 0]
+    if len(timed) < 2:
+        return None
+    slow = max(timed, key=lambda r: (r.compiled.median_ms, -r.rank))  # type: ignore[union-attr]
+    fast = min(timed, key=lambda r: (r.compiled.median_ms, r.rank))  # type: ignore[union-attr]
+    assert slow.compiled is not None and fast.compiled is not None
+    return Straggler(
+        rank=slow.rank,
+        fastest_rank=fast.rank,
+        excess_percent=100.0 * (slow.compiled.median_ms / fast.compiled.median_ms - 1.0),
+        separated=slow.compiled.q1_ms > fast.compiled.q3_ms,
+    )
+
+
+def combine(
+    ranks: Sequence[tuple[RankOverlap, list[CollectiveRow]]], run: DistributedRun, notes: Sequence[str] = ()
+) -> DistributedAnalysis:
+    """The run's analysis: each rank's overlap, the collectives averaged over the ranks read, the straggler."""
+    kinds: dict[str, list[CollectiveRow]] = {}
+    for _, rows in ranks:
+        for row in rows:
+            kinds.setdefault(row.kind, []).append(row)
+    read = max(len(ranks), 1)
+    collectives = [
+        CollectiveRow(
+            kind=kind, calls=round(sum(r.calls for r in rows) / read), time_us=sum(r.time_us for r in rows) / read
+        )
+        for kind, rows in kinds.items()
+    ]
+    return DistributedAnalysis(
+        ranks=sorted((overlap for overlap, _ in ranks), key=lambda o: o.rank),
+        collectives=sorted(collectives, key=lambda row: -row.time_us),
+        straggler=straggler(run),
+        notes=list(notes),
+    )
