@@ -30,8 +30,7 @@ from reportgen.bundle import (
     StepAnalysis,
     Straggler,
 )
-from reportgen.formats.events import GPU_WORK_CATS
-from reportgen.formats.trace import Trace
+from reportgen.formats import GPU_WORK_CATS, Trace
 
 __all__ = ["COLLECTIVE", "collective_kind", "combine", "rank_overlap", "straggler"]
 

@@ -24,7 +24,6 @@ from reportgen.recipe.model import (
 from reportgen.recipe.reference_docs import recipe_reference_markdown
 
 __all__ = [
-    "Distributed",
     "DEFAULT_DEVICE_THRESHOLD",
     "DEFAULT_REGRESSION_THRESHOLD",
     "HOST_KEPT",
@@ -35,6 +34,7 @@ __all__ = [
     "SOURCE_SUFFIXES",
     "STORED_CONTEXT",
     "CompileOptions",
+    "Distributed",
     "LocalModule",
     "LocalModules",
     "Recipe",

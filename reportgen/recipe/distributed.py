@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["MAX_RANKS", "Distributed", "Strategy"]
 
@@ -33,6 +33,13 @@ class Distributed(BaseModel):
     bucket_cap_mb: Annotated[float, Field(gt=0, le=1024, allow_inf_nan=False)] | None = Field(
         default=None, description="DDP's gradient bucket size in MiB (none: DDP's default, 25)."
     )
+
+    @field_validator("nproc_per_node", mode="before")
+    @classmethod
+    def _ranks(cls, value: object) -> object:
+        if value == "all" or (type(value) is int and 1 <= value <= MAX_RANKS):
+            return value
+        raise ValueError(f"expected a whole number from 1 to {MAX_RANKS} or 'all', got {value!r}")
 
     @model_validator(mode="after")
     def _buckets_are_ddp(self) -> Distributed:

@@ -91,8 +91,8 @@ def _fully_shard() -> Callable[..., object]:
     try:
         from torch.distributed.fsdp import fully_shard
     except ImportError:  # torch < 2.6
-        from torch.distributed._composable.fsdp import fully_shard  # type: ignore[no-redef]
-    return fully_shard  # type: ignore[no-any-return]
+        from torch.distributed._composable.fsdp import fully_shard  # type: ignore[attr-defined,no-redef,unused-ignore]
+    return fully_shard  # type: ignore[no-any-return,unused-ignore]
 
 
 class _Lines(logging.Handler):

@@ -30,6 +30,7 @@ from reportgen.bundle import (
     RECIPE_FILE,
     RECIPE_MODULES_DIR,
     Capture,
+    DistributedRun,
     InductorCache,
     Manifest,
     Metrics,
@@ -142,12 +143,16 @@ def _log_tail(log: Path) -> str:
     return "\n".join(lines[-LOG_TAIL_LINES:])
 
 
-def _status(returncode: int, timed_out: bool, result: ChildResult | None) -> tuple[RunStatus, str | None]:
+def _status(
+    returncode: int, timed_out: bool, result: ChildResult | None, ranks: DistributedRun | None = None
+) -> tuple[RunStatus, str | None]:
     if timed_out:
         stage = result.stage if result else "start"
         return RunStatus.timeout, f"run exceeded its timeout (last completed stage: {stage})"
     if result is not None and result.status == "ok" and returncode == 0:
         return RunStatus.ok, None
+    if ranks is not None and (failed := ranks.failed_rank) is not None:  # the rank that failed first is the cause
+        return RunStatus(failed.status), f"rank {failed.rank} of {ranks.world_size} failed: {failed.error}"
     if result is not None and result.status in ("failed", "oom"):
         return RunStatus(result.status), result.error
     if returncode < 0:
@@ -271,7 +276,6 @@ def _populate(
     recipe_copy = scrubber.scrub_recipe_text(recipe_text.decode("utf-8", errors="surrogateescape"))
     (bundle / RECIPE_FILE).write_text(recipe_copy, encoding="utf-8", errors="surrogateescape")  # bytes kept
     _copy_recipe_modules(recipe, recipe_path, bundle, scrubber)
-    timeout_s = options.timeout_s or recipe.timeout_s
     sweep_work_dirs()
     with tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{recipe.bundle_name(variant)}-") as work:
         (Path(work) / _OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
@@ -280,10 +284,9 @@ def _populate(
         cache_dir = kept or Path(work) / "inductor"
         placement = _placement(recipe.bundle_name(variant), options)
         spec = ChildSpec(recipe=recipe, recipe_dir=str(recipe_path.resolve().parent), placement=placement)
-        spec_path = Path(work) / CHILD_SPEC
-        spec_path.write_text(spec.model_dump_json(), encoding="utf-8")
-        env = child_env(recipe, cache_dir, options)
-        cmd = child_command(options.python, recipe, spec_path, bundle, env)
+        (spec_path := Path(work) / CHILD_SPEC).write_text(spec.model_dump_json(), encoding="utf-8")
+        cmd = child_command(options.python, recipe, spec_path, bundle, env := child_env(recipe, cache_dir, options))
+        timeout_s = options.timeout_s or recipe.timeout_s
         returncode, timed_out = spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
@@ -293,10 +296,7 @@ def _populate(
     ranks = gather_ranks(recipe, bundle, result, env, lambda name: _existing(bundle, name), scrubber.scrub)
     _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
-    status, error = _status(returncode, timed_out, result)
-    failed = ranks.failed_rank if ranks is not None and status is not RunStatus.ok else None
-    if failed is not None and ranks is not None and not timed_out:  # name the rank that failed first
-        error = f"rank {failed.rank} of {ranks.world_size} failed: {failed.error}"
+    status, error = _status(returncode, timed_out, result, ranks)
     if status is not RunStatus.ok:
         _check_space(bundle)
         tail = _log_tail(bundle / LOG_FILE)

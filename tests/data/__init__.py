@@ -14,3 +14,5 @@ CPU_HISTORY = DATA_DIR / "cpu-history-addmul"
 H100_HOST_PROBE = DATA_DIR / "h100-host-probe" / "bare_loops.json"
 RECIPES_DIR = DATA_DIR / "recipes"
 BAD_RECIPES_DIR = DATA_DIR / "bad_recipes"
+DDP_GLOO_TRACES = tuple(DATA_DIR / "ddp-gloo-2ranks" / f"rank{rank}.json.gz" for rank in (0, 1))
+"""Each rank's profiled compiled steps of a real two-rank run of recipes/ddp_tiny.yaml (DDP, gloo, CPU, torch 2.13)."""

@@ -22,7 +22,7 @@ inputs:
   tensors:
     - shape: [16]
 """
-RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, allow_env, profile, timeout_s, cpu, regression_threshold, device_regression_threshold, variants"
+RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, allow_env, profile, timeout_s, cpu, distributed, regression_threshold, device_regression_threshold, variants"
 REPO_RECIPES = sorted((Path(__file__).parents[2] / "recipes").glob("*.yaml"))
 
 
@@ -251,6 +251,26 @@ LOCATED_ERRORS = [
         _with("  tensors:\n    - shape: [16]\n", "  factory: nosuchinputs:make\n"),
         ":6:12: inputs.factory: cannot find module 'nosuchinputs' (looked next to the recipe and on sys.path)",
         id="factory-module-missing",
+    ),
+    pytest.param(
+        GOOD + "distributed:\n  nproc_per_node: 0\n",
+        ":9:19: distributed.nproc_per_node: expected a whole number from 1 to 64 or 'all', got 0",
+        id="distributed-no-ranks",
+    ),
+    pytest.param(
+        GOOD + "distributed:\n  strategy: fsdp\n",
+        ":9:13: distributed.strategy: expected one of 'ddp', 'fsdp2', got 'fsdp'",
+        id="distributed-unknown-strategy",
+    ),
+    pytest.param(
+        GOOD + "distributed:\n  strategy: fsdp2\n  bucket_cap_mb: 4\n",
+        ":9:3: distributed: bucket_cap_mb applies to strategy 'ddp' only (FSDP2 has no gradient buckets)",
+        id="distributed-buckets-without-ddp",
+    ),
+    pytest.param(
+        GOOD + "device: cpu\ndistributed:\n  backend: nccl\n",
+        ":10:12: backend 'nccl' needs GPUs; this recipe runs on the CPU (use 'gloo')",
+        id="distributed-nccl-on-cpu",
     ),
 ]
 

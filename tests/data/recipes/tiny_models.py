@@ -160,3 +160,11 @@ def _launcher_pid() -> int:
         if line.startswith("PPid:"):
             return int(line.split()[1])
     return parent
+
+
+def rank_one_raises() -> nn.Module:
+    """A model every rank builds but rank 1 (of a distributed run), which raises: the others wait at their first
+    collective until the launcher stops them."""
+    if os.environ.get("RANK") == "1":
+        raise RuntimeError("planted failure on rank 1")
+    return TinyMLP()

@@ -1,0 +1,104 @@
+"""The parent side of a distributed run (reportgen.run.ranks): how many ranks, the launch command, the records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.bundle import Metrics, StepTimes
+from reportgen.recipe import Recipe
+from reportgen.run.protocol import CHILD_RESULT, ChildResult
+from reportgen.run.ranks import child_command, gather_ranks, visible_gpus
+
+__all__: list[str] = []
+
+
+def _recipe(device: str = "auto", **distributed: object) -> Recipe:
+    return Recipe.model_validate(
+        {
+            "name": "ranks",
+            "model": {"ref": "models:TinyMLP"},
+            "inputs": {"tensors": [{"shape": [4]}]},
+            "device": device,
+            "distributed": distributed,
+        }
+    )
+
+
+@pytest.mark.parametrize(("listed", "count"), [("0,1", 2), ("3", 1), ("", 0), ("-1", 0), ("GPU-1a2b, GPU-3c4d ,", 2)])
+def test_cuda_visible_devices_says_how_many_gpus_a_child_sees(listed: str, count: int, tmp_path: Path) -> None:
+    (tmp_path / "nvidia0").touch()
+    assert visible_gpus({"CUDA_VISIBLE_DEVICES": listed}, dev=tmp_path) == count
+
+
+def test_without_cuda_visible_devices_the_host_gpu_nodes_count(tmp_path: Path) -> None:
+    for name in ("nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "nvidia10"):
+        (tmp_path / name).touch()
+    assert visible_gpus({}, dev=tmp_path) == 3
+    assert visible_gpus({}, dev=tmp_path / "missing") == 0
+
+
+def test_a_plain_recipe_runs_the_child_alone_and_a_distributed_one_under_torchrun() -> None:
+    plain = _recipe().model_copy(update={"distributed": None})
+    assert child_command("py", plain, Path("s.json"), Path("b"), {}) == [
+        "py",
+        "-m",
+        "reportgen.run.child",
+        "s.json",
+        "b",
+    ]
+    command = child_command("py", _recipe(nproc_per_node=3), Path("s.json"), Path("b"), {})
+    assert command[:3] == ["py", "-m", "torch.distributed.run"]
+    assert "--standalone" in command and "--nproc-per-node=3" in command and "--max-restarts=0" in command
+    assert command[-4:] == ["-m", "reportgen.run.child", "s.json", "b"]
+
+
+def test_all_ranks_means_one_per_visible_gpu_and_two_on_the_cpu() -> None:
+    gpus = {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}
+    assert "--nproc-per-node=4" in child_command("py", _recipe(), Path("s"), Path("b"), gpus)
+    assert "--nproc-per-node=2" in child_command("py", _recipe(device="cpu"), Path("s"), Path("b"), gpus)
+    assert "--nproc-per-node=2" in child_command("py", _recipe(), Path("s"), Path("b"), {"CUDA_VISIBLE_DEVICES": ""})
+
+
+def _times(median: float) -> StepTimes:
+    return StepTimes(samples_ms=[median], median_ms=median, q1_ms=median, q3_ms=median, min_ms=median, max_ms=median)
+
+
+def test_the_ranks_records_are_gathered_and_the_followers_files_removed(tmp_path: Path) -> None:
+    leader = ChildResult(
+        stage="done", status="ok", metrics=Metrics(compiled=_times(5.0)), trace_file="trace.json.gz",
+        graphs=["ca.py"], splits=["DDPOptimizer used bucket cap 1048576 and created 2 buckets."],
+    )  # fmt: skip
+    (tmp_path / "trace.json.gz").write_bytes(b"x")
+    follower = tmp_path / "ranks" / "1"
+    follower.mkdir(parents=True)
+    (follower / "trace.json.gz").write_bytes(b"x")
+    failed = ChildResult(
+        stage="model", status="failed", error="RuntimeError: token hunter2", failed_at=12.5, trace_file="trace.json.gz"
+    )
+    (follower / CHILD_RESULT).write_text(failed.model_dump_json(), encoding="utf-8")
+    run = gather_ranks(
+        _recipe(device="cpu", nproc_per_node=3),
+        tmp_path,
+        leader,
+        {},
+        lambda name: name if (tmp_path / name).is_file() else None,
+        lambda text: text.replace("hunter2", "[redacted]"),
+    )
+    assert run is not None and (run.world_size, run.strategy, run.backend) == (3, "ddp", "gloo")
+    assert [(r.rank, r.status, r.stage) for r in run.ranks] == [
+        (0, "ok", "done"),
+        (1, "failed", "model"),
+        (2, "running", "start"),
+    ]
+    assert run.ranks[0].compiled == _times(5.0) and run.ranks[0].trace_file == "trace.json.gz"
+    assert run.ranks[1].trace_file == "ranks/1/trace.json.gz" and run.ranks[1].error == "RuntimeError: token [redacted]"
+    assert run.failed_rank is not None and run.failed_rank.rank == 1
+    assert run.splits == leader.splits
+    assert not (follower / CHILD_RESULT).exists()
+
+
+def test_a_run_that_is_not_distributed_has_no_ranks(tmp_path: Path) -> None:
+    plain = _recipe().model_copy(update={"distributed": None})
+    assert gather_ranks(plain, tmp_path, None, {}, lambda name: name, lambda text: text) is None
