@@ -39,7 +39,7 @@ class Report:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Report:
     work = tmp_path_factory.mktemp("distributed")
-    recipes = [str(ROOT / "recipes" / "ddp_tiny.yaml"), str(FAILING)]
+    recipes = [str(ROOT / "recipes" / "ddp_tiny.yaml"), str(ROOT / "recipes" / "fsdp_tiny.yaml"), str(FAILING)]
     command = [sys.executable, "-m", "reportgen", "report", *recipes, "-o", "results", "--out", "site"]
     return Report(work, subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=900))
 
@@ -105,3 +105,17 @@ def test_a_rank_that_raises_fails_the_run_and_its_page_names_the_rank(report: Re
     text = report.page("ddp_rank_fails")
     assert "Rank 1 failed first" in text and "planted failure on rank 1" in text
     assert "planted failure on rank 1" in report.page("ddp_rank_fails", "rank-1")
+
+
+@pytest.mark.slow
+def test_fsdp2_gathers_parameters_on_every_rank(report: Report) -> None:
+    bundle = report.bundle("fsdp_tiny")
+    manifest = read_manifest(bundle)
+    assert manifest.status is RunStatus.ok, manifest.error
+    assert manifest.distributed is not None and manifest.distributed.strategy == "fsdp2"
+    assert manifest.distributed.same_graphs is True
+    analysis = Analysis.model_validate_json((bundle / "analysis.json").read_text(encoding="utf-8"))
+    assert analysis.distributed is not None and [o.rank for o in analysis.distributed.ranks] == [0, 1]
+    kinds = {c.kind: c.calls for c in analysis.distributed.collectives}
+    assert kinds.get("all_gather", 0) >= 2  # at least one per shard unit and step
+    assert "FSDP2 (fully_shard) over gloo" in report.page("fsdp_tiny")

@@ -16,6 +16,7 @@ from functools import cached_property
 
 from reportgen.analyze.copy_finding import layout_copies
 from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
+from reportgen.analyze.rank_findings import buckets, different_graphs, exposed_communication, straggler_rank
 from reportgen.analyze.roof_finding import time_left
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
@@ -100,7 +101,13 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
     :param analysis: the rest of the analysis (its own `findings` are ignored)
     """
     inputs = FindingInputs(manifest, capture if capture is not None else Capture(), analysis)
-    return [finding for rule in RULES if (finding := rule(inputs)) is not None]
+    distributed = [
+        different_graphs(manifest),
+        straggler_rank(analysis),
+        exposed_communication(manifest, analysis),
+        buckets(manifest, analysis),
+    ]
+    return [*(f for f in distributed if f is not None), *(f for rule in RULES if (f := rule(inputs)) is not None)]
 
 
 # --- rules ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from reportgen.analyze.categories import categorize
-from reportgen.analyze.timeline import merge_intervals
+from reportgen.analyze.timeline import coarsen, merge_intervals
 from reportgen.bundle import (
     OTHER,
     CollectiveRow,
@@ -38,6 +38,8 @@ COLLECTIVE = "collective"
 """The category of communication kernels (`analyze.categories`)."""
 GLOO_PREFIX = "gloo:"
 """gloo's span around a collective's work on its own thread: `gloo:all_reduce`."""
+MAX_STRIP = 2000
+"""Intervals kept per rank and side for the timeline strip (the shortest gaps are closed beyond it)."""
 _KINDS = (
     ("all_reduce", r"all_?reduce"),
     ("all_gather", r"all_?gather"),
@@ -99,6 +101,18 @@ def _clipped(
     return merge_intervals(starts, ends)
 
 
+def _strip(merged: tuple[np.ndarray, np.ndarray], windows: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The merged intervals inside the first window, from its start, coarsened to at most `MAX_STRIP` (the chart's)."""
+    if not windows:
+        return []
+    low, high = windows[0]
+    inside = (merged[1] > low) & (merged[0] < high)
+    starts, ends = coarsen(
+        np.maximum(merged[0][inside], low) - low, np.minimum(merged[1][inside], high) - low, MAX_STRIP
+    )
+    return [(float(a), float(b)) for a, b in zip(starts, ends, strict=True)]
+
+
 def _intersection_us(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
     """Length of the intersection of two merged interval sets (two-pointer sweep)."""
     (a_s, a_e), (b_s, b_e) = a, b
@@ -134,6 +148,8 @@ def rank_overlap(
         communication_us=float((comm[1] - comm[0]).sum()) / count,
         overlapped_us=_intersection_us(comm, work) / count,
         span_us=sum(high - low for low, high in windows) / count,
+        compute_strip=_strip(work, windows),
+        communication_strip=_strip(comm, windows),
     )
     by_kind: dict[str, list[float]] = {}
     for start, end, name in comms:

@@ -83,6 +83,12 @@ class RankOverlap(BundleModel):
     communication_us: float = Field(description="Union of the collectives' intervals, per step.")
     overlapped_us: float = Field(description="Communication time during which compute ran too, per step.")
     span_us: float = Field(description="Step duration (the profiler's step spans), per step.")
+    compute_strip: list[tuple[float, float]] = Field(
+        default_factory=list, description="Compute's merged intervals in the first profiled step, from its start (us)."
+    )
+    communication_strip: list[tuple[float, float]] = Field(
+        default_factory=list, description="Communication's merged intervals in that step, from its start (us)."
+    )
 
     @property
     def exposed_us(self) -> float:

@@ -106,7 +106,17 @@ class LocalExecutor:
     def run_all(
         self, runs: Sequence[MatrixRun], results_dir: Path, options: RunOptions, run_one: RunFn, progress: Progress
     ) -> list[RunOutcome]:
-        """Run `runs` in order, as many at once as there are slots; a failing run does not stop the others."""
+        """Run `runs` in order, as many at once as there are slots; a failing run does not stop the others. A
+        distributed run takes every GPU of the host: those run first, alone, with the GPUs this process sees."""
+        whole = [run for run in runs if run.recipe.distributed is not None]
+        if whole and len(self.slots) > 1:
+            rest = [run for run in runs if run.recipe.distributed is None]
+            host = Slot(None)
+            done = [
+                self._run(host, run, n, len(runs), results_dir, options, run_one, progress)
+                for n, run in enumerate(whole, 1)
+            ]
+            return done + (self.run_all(rest, results_dir, options, run_one, progress) if rest else [])
         if len(self.slots) == 1 or len(runs) <= 1:
             slot = self.slots[0]
             return [

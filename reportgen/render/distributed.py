@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reportgen.bundle import DistributedAnalysis, DistributedRun, RankOverlap, RankRun, StepTimes
-from reportgen.render.markup import MISSING, code_block, code_span, doc_link, escape_md, list_table, plural
+from reportgen.render.markup import MISSING, code_block, code_span, doc_link, escape_md, figure, list_table, plural
 
 __all__ = ["RANK_HEADER", "distributed_section", "rank_docname", "rank_page"]
 
@@ -90,9 +90,11 @@ def _headline(run: DistributedRun, analysis: DistributedAnalysis | None) -> str:
     return " ".join(parts)
 
 
-def distributed_section(run: DistributedRun | None, analysis: DistributedAnalysis | None, link: bool = True) -> str:
-    """ "## Distributed run": the headline, a row per rank, the collectives, DDPOptimizer's splits ("" when the run
-    is not distributed). `link`: the rank labels link their pages."""
+def distributed_section(
+    run: DistributedRun | None, analysis: DistributedAnalysis | None, link: bool = True, chart: str | None = None
+) -> str:
+    """ "## Distributed run": the headline, a row per rank, the ranks' timeline (`chart`), the collectives,
+    DDPOptimizer's splits ("" when the run is not distributed). `link`: the rank labels link their pages."""
     if run is None:
         return ""
     overlaps = {o.rank: o for o in analysis.ranks} if analysis is not None else {}
@@ -106,6 +108,15 @@ def distributed_section(run: DistributedRun | None, analysis: DistributedAnalysi
         "*overlapped* is the share of communication with compute beside it, as HTA defines it; *exposed* is the "
         "communication time with none.",
     ]
+    if chart is not None:
+        blocks.append(
+            figure(
+                chart,
+                "Each rank's compute and communication",
+                "Compute and communication of each rank in its first "
+                "profiled step, one above the other; each rank's time runs from its own step's start.",
+            )
+        )
     if analysis is not None and analysis.collectives:
         table = [[code_span(c.kind), str(c.calls), _ms(c.time_us)] for c in analysis.collectives]
         blocks.append(list_table(["Collective", "Calls", "Time (ms)"], table, title="Collectives per step per rank"))

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from matplotlib.patches import Patch
 
-from reportgen.bundle import CATEGORY_ORDER, GraphAnalysis, IdleHistogram, KernelBenchmark, category_color
+from reportgen.bundle import CATEGORY_ORDER, GraphAnalysis, IdleHistogram, KernelBenchmark, RankOverlap, category_color
 from reportgen.escape import chart_text
 from reportgen.render.charts import _new_figure, _save, _truncate, plottable
 
-__all__ = ["bandwidth_chart", "graph_categories_chart", "idle_histogram_chart", "timeline_chart"]
+__all__ = ["bandwidth_chart", "graph_categories_chart", "idle_histogram_chart", "ranks_chart", "timeline_chart"]
 
 
 def graph_categories_chart(graphs: list[GraphAnalysis], path: Path) -> Path:
@@ -50,6 +50,32 @@ def timeline_chart(intervals: list[tuple[float, float]], wall_us: float, path: P
     axes.set_yticks([])
     axes.set_xlabel("time since the step began (ms)")
     axes.set_title("Device busy (blue) vs idle (white) in one profiled step")
+    return _save(figure, path)
+
+
+_COMPUTE, _COMMUNICATION = "#4c72b0", "#dd8452"
+
+
+def ranks_chart(ranks: list[RankOverlap], path: Path) -> Path:
+    """The ranks one above the other over their first profiled step: compute and communication as two strips each."""
+    figure = _new_figure(max(1.8, 0.7 * len(ranks) + 1.2))
+    axes = figure.add_subplot()
+    end = 0.0
+    for row, rank in enumerate(ranks):
+        for strip, color, offset in (
+            (rank.compute_strip, _COMPUTE, 0.05),
+            (rank.communication_strip, _COMMUNICATION, 0.5),
+        ):
+            bars = [(a / 1000, (b - a) / 1000) for a, b in strip if plottable(a) and plottable(b) and b >= a]
+            axes.broken_barh(bars, (row + offset, 0.4), color=color, linewidth=0)
+            end = max(end, max((a + w for a, w in bars), default=0.0))
+    axes.set_xlim(0, end or 1.0)
+    axes.set_yticks([row + 0.5 for row in range(len(ranks))], [f"rank {rank.rank}" for rank in ranks], fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel("time since the first profiled step began (ms)")
+    axes.set_title("Each rank's compute (blue) and communication (orange) in one profiled step")
+    handles = [Patch(color=_COMPUTE, label="compute"), Patch(color=_COMMUNICATION, label="communication")]
+    figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncol=2)
     return _save(figure, path)
 
 

@@ -51,6 +51,8 @@ class ChartFiles:
     roofline: str | None = None
     graph_rooflines: dict[str, str] | None = None
     """One roofline per graph with counted kernels: graph number (as text) -> file."""
+    ranks: str | None = None
+    """A distributed run's ranks over one profiled step."""
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:

@@ -53,7 +53,13 @@ from reportgen.render.comparison import COMPARE_PAGE, comparison_page, regressio
 from reportgen.render.distributed import distributed_section, rank_docname, rank_page
 from reportgen.render.downloads import downloads_section, write_downloads
 from reportgen.render.findings import findings_section, regions_section
-from reportgen.render.graph_charts import bandwidth_chart, graph_categories_chart, idle_histogram_chart, timeline_chart
+from reportgen.render.graph_charts import (
+    bandwidth_chart,
+    graph_categories_chart,
+    idle_histogram_chart,
+    ranks_chart,
+    timeline_chart,
+)
 from reportgen.render.graphs import busy_section, graph_kernels_section, kernel_benchmarks_section
 from reportgen.render.index import BrokenBundle, IndexEntry, index_entry
 from reportgen.render.markup import HISTORY_PAGE, ORPHAN, escape_md, figure, page_link, page_name
@@ -99,6 +105,7 @@ SPEEDUPS_PNG = "speedups.png"
 MODULES_PNG = "modules.png"
 ROOFLINE_PNG = "roofline.png"
 GRAPH_ROOFLINE_PNG = "roofline-graph-{}.png"
+RANKS_PNG = "ranks.png"
 
 
 def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
@@ -133,6 +140,9 @@ def draw_charts(bundle: Bundle, page_dir: Path, prefix: str = "") -> ChartFiles:
         modules=module_time_chart(analysis.provenance, path(MODULES_PNG)).name if analysis.provenance else None,
         roofline=_roofline(analysis, path(ROOFLINE_PNG)),
         graph_rooflines=_graph_rooflines(analysis, lambda n: path(GRAPH_ROOFLINE_PNG.format(n))),
+        ranks=ranks_chart(analysis.distributed.ranks, path(RANKS_PNG)).name
+        if analysis.distributed and analysis.distributed.ranks
+        else None,
     )
 
 
@@ -254,7 +264,11 @@ def _write_report(
         log_tail=log_tail,
         leading_sections=[
             *_kept_run_note(bundle, runs),
-            distributed_section(bundle.manifest.distributed, bundle.analysis.distributed if bundle.analysis else None),
+            distributed_section(
+                bundle.manifest.distributed,
+                bundle.analysis.distributed if bundle.analysis else None,
+                chart=charts.ranks,
+            ),
             *leading_sections(bundle, comparison),
         ],
         inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],

@@ -12,8 +12,12 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reportgen.recipe import Distributed
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["DDP_LOGGER", "RankPlace", "end_group", "init_group", "rank_from_env", "recorded_splits", "wrap_model"]
 
@@ -50,6 +54,12 @@ def init_group(place: RankPlace, settings: Distributed, device: str) -> None:
     import torch.distributed as dist
 
     if device == "cuda":
+        if place.local_rank >= (count := torch.cuda.device_count()):
+            raise RuntimeError(
+                f"rank {place.rank} needs GPU {place.local_rank} but the run sees {count} "
+                f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}): give it more GPUs, or "
+                "fewer ranks (distributed.nproc_per_node)"
+            )
         torch.cuda.set_device(place.local_rank)
     dist.init_process_group(backend=settings.backend_for(device))
 
@@ -65,7 +75,7 @@ def end_group() -> None:
 def wrap_model(
     model: Callable[..., object], settings: Distributed, place: RankPlace, device: str
 ) -> Callable[..., object]:
-    """The model as the strategy runs it: DDP around it, or FSDP2's `fully_shard` on each child with parameters and
+    """The model as the strategy runs it: DDP around it, or FSDP2's `fully_shard` on each unit (`_shard_units`) and
     then on the root. A callable that is not a module cannot be distributed."""
     import torch
 
@@ -79,11 +89,22 @@ def wrap_model(
             kwargs["bucket_cap_mb"] = settings.bucket_cap_mb
         return DistributedDataParallel(model, **kwargs)  # type: ignore[arg-type]
     fully_shard = _fully_shard()
-    for child in model.children():
-        if any(p.requires_grad for p in child.parameters()):
-            fully_shard(child)
+    for unit in _shard_units(model):
+        fully_shard(unit)
     fully_shard(model)
     return model
+
+
+def _shard_units(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """What FSDP2 shards apart, before the root: each child with trainable parameters, and for a child that is a
+    container (`Sequential`, `ModuleList`: the blocks of a transformer) each of its children instead."""
+    import torch
+
+    units = []
+    for child in model.children():
+        members = list(child.children()) if isinstance(child, (torch.nn.Sequential, torch.nn.ModuleList)) else [child]
+        units += [m for m in members if any(p.requires_grad for p in m.parameters())]
+    return units
 
 
 def _fully_shard() -> Callable[..., object]:

@@ -1,0 +1,127 @@
+"""Findings of a distributed run: communication left exposed, a straggler, DDP buckets too few or too many, ranks
+that compiled different graphs."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from reportgen.bundle import Analysis, Finding, Manifest
+
+__all__ = [
+    "EXPOSED_SHARE",
+    "MANY_BUCKETS",
+    "STRAGGLER_PERCENT",
+    "buckets",
+    "different_graphs",
+    "exposed_communication",
+    "straggler_rank",
+]
+
+EXPOSED_SHARE: Final = 0.10
+"""Communication with no compute beside it above this share of a rank's step is worth hiding."""
+STRAGGLER_PERCENT: Final = 5.0
+"""A rank whose compiled step median is this much above the fastest rank's (and beyond the quartiles) holds the
+others back: every collective waits for it."""
+MANY_BUCKETS: Final = 32
+"""More all-reduces per step than this: each pays the collective's latency; larger buckets would pay it less often."""
+_BUCKETS = re.compile(r"created (\d+) buckets?")
+
+
+def exposed_communication(manifest: Manifest, analysis: Analysis) -> Finding | None:
+    """The rank whose exposed communication is the largest share of its step, when above `EXPOSED_SHARE`."""
+    found = analysis.distributed
+    if found is None or not found.ranks or manifest.distributed is None:
+        return None
+    worst = max(found.ranks, key=lambda o: o.exposed_us / o.span_us if o.span_us > 0 else 0.0)
+    if worst.span_us <= 0 or worst.exposed_us / worst.span_us <= EXPOSED_SHARE:
+        return None
+    share = 100.0 * worst.exposed_us / worst.span_us
+    overlapped = f"{worst.overlap_percent:.1f} %" if worst.overlap_percent is not None else "none"
+    if manifest.distributed.strategy == "ddp":
+        how = (
+            "DDP starts a bucket's all-reduce when its last gradient is ready: smaller buckets (`bucket_cap_mb`) start "
+            "sooner, and DDPOptimizer splits the compiled backward at their boundaries so compute runs beside them."
+        )
+    else:
+        how = (
+            "FSDP2 prefetches the next unit's all-gather while the current one computes: shard finer units (each "
+            "block apart), or keep parameters gathered after forward (`reshard_after_forward=False`) for fewer gathers."
+        )
+    return Finding(
+        rule="exposed-communication",
+        severity="warning",
+        title=f"Rank {worst.rank}: {share:.0f} % of the step waits on communication",
+        evidence=f"Rank {worst.rank} spends {worst.exposed_us / 1000:.3f} ms per step in collectives with no compute "
+        f"beside them ({share:.1f} % of its {worst.span_us / 1000:.3f} ms step); {overlapped} of its "
+        f"{worst.communication_us / 1000:.3f} ms of communication overlapped compute.",
+        suggestion=how,
+    )
+
+
+def straggler_rank(analysis: Analysis) -> Finding | None:
+    """A rank slower than the fastest by more than `STRAGGLER_PERCENT`, beyond the quartiles."""
+    found = analysis.distributed
+    slow = found.straggler if found is not None else None
+    if slow is None or not slow.separated or slow.excess_percent <= STRAGGLER_PERCENT:
+        return None
+    return Finding(
+        rule="straggler",
+        severity="warning",
+        title=f"Rank {slow.rank} is a straggler (+{slow.excess_percent:.1f} %)",
+        evidence=f"Rank {slow.rank}'s median compiled step is {slow.excess_percent:.1f} % longer than rank "
+        f"{slow.fastest_rank}'s, and their inter-quartile ranges do not overlap: every collective waits for it.",
+        suggestion="Compare the two ranks' pages: a rank that compiled different graphs, recompiled, or shares its GPU "
+        "or cores with other work is slower; so is one on a throttled or differently-linked GPU.",
+    )
+
+
+def buckets(manifest: Manifest, analysis: Analysis) -> Finding | None:
+    """DDP with one bucket (nothing to overlap) or very many (each all-reduce's latency paid often)."""
+    run = manifest.distributed
+    if run is None or run.strategy != "ddp":
+        return None
+    counts = [int(m.group(1)) for line in run.splits if (m := _BUCKETS.search(line))]
+    calls = (
+        sum(c.calls for c in analysis.distributed.collectives if c.kind == "all_reduce") if analysis.distributed else 0
+    )
+    if counts and max(counts) == 1:
+        return Finding(
+            rule="ddp-buckets",
+            severity="info",
+            title="DDP: one gradient bucket, no overlap possible",
+            evidence="DDPOptimizer created 1 bucket: the whole backward runs before the one all-reduce can start.",
+            suggestion="Lower `distributed.bucket_cap_mb` below the model's gradient size (DDP's default is 25 MiB) "
+            "so that all-reduces start while backward still computes.",
+        )
+    if calls > MANY_BUCKETS:
+        return Finding(
+            rule="ddp-buckets",
+            severity="info",
+            title=f"DDP: {calls} all-reduces per step",
+            evidence=f"Each rank runs {calls} all-reduces per step: each pays the collective's fixed latency.",
+            suggestion="Raise `distributed.bucket_cap_mb` for fewer, larger buckets.",
+        )
+    return None
+
+
+def different_graphs(manifest: Manifest) -> Finding | None:
+    """Ranks that compiled different graphs (their wrappers differ): they run different code."""
+    run = manifest.distributed
+    if run is None or run.same_graphs is not False:
+        return None
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for rank in run.ranks:
+        groups.setdefault(tuple(rank.graphs), []).append(rank.rank)
+    listed = "; ".join(
+        f"ranks {', '.join(map(str, ranks))}: {len(graphs)} wrappers" for graphs, ranks in groups.items()
+    )
+    return Finding(
+        rule="different-graphs",
+        severity="problem",
+        title="The ranks compiled different graphs",
+        evidence=f"The compiled wrappers the ranks loaded differ ({listed}): the ranks run different code, and their "
+        "collectives may not line up.",
+        suggestion="Look for rank-dependent Python in the model (branches on the rank, data-dependent shapes); each "
+        "rank's page lists its wrappers.",
+    )
