@@ -57,7 +57,7 @@ def test_the_section_has_a_row_per_rank_with_its_overlap_and_a_headline() -> Non
     rows = text.split("* - ")[2:]
     assert rows[0].startswith("{doc}`rank 0 <rank-0>`\n  - ok\n  - 10.000 [9.900, 10.100]\n  - 12.000")
     assert "  - 8.000\n  - 2.000\n  - 75.0\n  - 0.500\n  - 85.0\n  - —" in rows[0]  # busy: 8 + 2 - 1.5 of 10 ms
-    assert "  - 3.22\n" in rows[1]  # GiB
+    assert "  - 3.00\n" in rows[1]  # GiB
     assert distributed_section(None, analysis) == ""
 
 
