@@ -22,6 +22,7 @@ from reportgen.formats import (
     CALL_SPAN_PREFIX,
     CPU_CATS,
     CPU_SPAN_NAMES,
+    KERNEL_CAT,
     LAUNCH_CATS,
     MEASUREMENT_SPAN,
     STEP_PREFIX,
@@ -128,7 +129,7 @@ def _count_gpu_work(
         step = launched.get(correlation, -1) if correlation is not None else -1
         if step < 0:
             continue
-        if cat == "kernel":
+        if cat == KERNEL_CAT:
             counts["kernels"][step] += 1
             kernels[name] += 1
         elif any(marker in name for marker in HOST_COPY_MARKERS):

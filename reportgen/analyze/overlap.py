@@ -4,7 +4,7 @@ Definitions (those of HTA's communication/computation overlap, so the two can be
 
 - **communication** is the union of the collectives' intervals: NCCL kernels on a GPU (category `collective`),
   gloo's `gloo:<collective>` spans on its worker threads on the CPU;
-- **compute** is the union of every other kernel's intervals on a GPU; on the CPU, of the ATen ops and Inductor
+- **compute** is the union of every other kernel's intervals on a GPU (copies and fills apart); on the CPU, of the ATen ops and Inductor
   kernels (every CPU op a category claims) on the threads that run no collective;
 - **overlapped** is the length of their intersection; **exposed** communication = communication - overlapped;
   **overlap %** = overlapped / communication;
@@ -30,7 +30,7 @@ from reportgen.bundle import (
     StepAnalysis,
     Straggler,
 )
-from reportgen.formats import GPU_WORK_CATS, Trace
+from reportgen.formats import KERNEL_CAT, Trace
 
 __all__ = ["COLLECTIVE", "collective_kind", "combine", "rank_overlap", "straggler"]
 
@@ -71,7 +71,7 @@ def _split(
         if e.name is None or e.ts is None or e.dur is None or e.dur < 0:
             continue
         if device == "cuda":
-            if e.cat not in GPU_WORK_CATS:
+            if e.cat != KERNEL_CAT:  # copies and fills are memory traffic, not compute (as HTA counts them)
                 continue
             if categorize(e.name, e.cat, device) == COLLECTIVE:
                 comms.append((e.ts, e.ts + e.dur, e.name))

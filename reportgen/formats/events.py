@@ -10,6 +10,7 @@ __all__ = [
     "CPU_SPAN_NAMES",
     "FORWARD_SPAN",
     "GPU_WORK_CATS",
+    "KERNEL_CAT",
     "LAUNCH_CATS",
     "MEASUREMENT_SPAN",
     "REGION_PREFIX",
@@ -18,7 +19,9 @@ __all__ = [
     "is_graph_span",
 ]
 
-GPU_WORK_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+KERNEL_CAT = "kernel"
+"""Kineto's category of a GPU kernel (copies are `gpu_memcpy`, fills `gpu_memset`)."""
+GPU_WORK_CATS = frozenset({KERNEL_CAT, "gpu_memcpy", "gpu_memset"})
 """Categories of device work: what busy % and the kernel table count."""
 LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
 """Categories of the host calls that launch device work."""

@@ -121,9 +121,7 @@ def distributed_section(
         table = [[code_span(c.kind), str(c.calls), _ms(c.time_us)] for c in analysis.collectives]
         blocks.append(list_table(["Collective", "Calls", "Time (ms)"], table, title="Collectives per step per rank"))
     if run.splits:
-        blocks.append(
-            "DDPOptimizer's graph splits (rank 0's log):\n\n" + "\n".join(f"- {escape_md(s)}" for s in run.splits)
-        )
+        blocks.append("DDPOptimizer's graph splits (rank 0's log):\n\n" + code_block("\n\n".join(run.splits)))
     if analysis is not None and analysis.notes:
         blocks.append("\n".join(f"- {escape_md(note)}" for note in analysis.notes))
     return "\n\n".join(blocks)

@@ -116,13 +116,22 @@ def _fully_shard() -> Callable[..., object]:
     return fully_shard  # type: ignore[no-any-return,unused-ignore]
 
 
+_KEPT_CHARS = 20_000
+"""One DDPOptimizer message kept at most this long (its bucket table has a row per parameter)."""
+
+
 class _Lines(logging.Handler):
+    """DDPOptimizer's own messages: its bucket count (info), its bucket assignments (debug), extended buckets
+    (warnings); not the graphs it dumps at debug level, nor its per-node trace."""
+
     def __init__(self) -> None:
-        super().__init__(logging.INFO)
+        super().__init__(logging.DEBUG)
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage().strip())
+        message = record.getMessage().strip()
+        if message.startswith(("DDPOptimizer", "Some buckets")):
+            self.lines.append(message[:_KEPT_CHARS])
 
 
 @contextmanager
@@ -131,7 +140,7 @@ def recorded_splits() -> Iterator[list[str]]:
     logger = logging.getLogger(DDP_LOGGER)
     handler, level = _Lines(), logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
+    logger.setLevel(logging.DEBUG)
     try:
         yield handler.lines
     finally:

@@ -93,6 +93,7 @@ def test_nccl_kernels_against_the_other_kernels_on_a_gpu() -> None:
         _event("nvjet_sm90_tst_128x256", "kernel", 150, 100),
         _event("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "kernel", 80, 100, tid=20),
         _event("aten::add", "cpu_op", 0, 400, tid=1),  # host work is not the device's compute
+        _event("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 100, 50, tid=9),  # nor is a copy (as HTA counts)
     ]
     overlap, collectives = rank_overlap(Trace(path=Path("gpu.json"), events=events), "cuda", [], 3)
     assert (overlap.rank, overlap.steps, overlap.span_us) == (3, 1, 250.0)
