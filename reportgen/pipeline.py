@@ -73,14 +73,16 @@ def select_variant(recipe: Recipe, name: str | None, path: Path) -> Variant | No
 
 
 def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[Variant | None]:
-    """The recipe's variants to run: all, or those named in `only` (a recipe without variants runs as is)."""
-    if not recipe.variants:
+    """The recipe's variants (or sweep points) to run: all, or those named in `only` (a recipe without either runs
+    as is)."""
+    runs = recipe.runs
+    if not runs:
         return [None]
     if not only:
-        return list(recipe.variants)
-    names = [v.name for v in recipe.variants]
+        return list(runs)
+    names = [v.name for v in runs]
     unknown = sorted(set(only) - set(names))
-    chosen = [v for v in recipe.variants if v.name in only]
+    chosen = [v for v in runs if v.name in only]
     if unknown and not chosen:
         raise RecipeError(
             f"recipe {recipe.name!r} has no variant {', '.join(map(repr, unknown))}; expected one of {', '.join(names)}",

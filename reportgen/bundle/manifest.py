@@ -145,6 +145,9 @@ class Manifest(BundleModel):
 
     variant: str | None = Field(default=None, description="The recipe variant this run compiled, if any.")
     variant_description: str = Field(default="", description="That variant's description in the recipe.")
+    point: dict[str, str] = Field(
+        default_factory=dict, description="A sweep point's value on each swept axis (`batch_size`, `mode`, `env.X`)."
+    )
     inductor_cache: InductorCache = Field(
         default="fresh",
         description="`fresh`: a private Inductor cache, empty at the start (a cold compile); `kept-empty`: a cache "

@@ -22,22 +22,27 @@ from reportgen.recipe.model import (
     Variant,
 )
 from reportgen.recipe.reference_docs import recipe_reference_markdown
+from reportgen.recipe.variants import MAX_POINTS, SWEEP_PAGE, Sweep, SweepPoint
 
 __all__ = [
     "DEFAULT_DEVICE_THRESHOLD",
     "DEFAULT_REGRESSION_THRESHOLD",
     "HOST_KEPT",
+    "MAX_POINTS",
     "MAX_RECIPE_BYTES",
     "MAX_TIMEOUT_S",
     "RESERVED_PAGE_NAMES",
     "RUN_OWNED",
     "SOURCE_SUFFIXES",
     "STORED_CONTEXT",
+    "SWEEP_PAGE",
     "CompileOptions",
     "Distributed",
     "LocalModule",
     "LocalModules",
     "Recipe",
+    "Sweep",
+    "SweepPoint",
     "TensorSpec",
     "Variant",
     "env_policy_markdown",

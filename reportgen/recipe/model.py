@@ -6,15 +6,28 @@ the docs table and validation all derive from these classes.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from reportgen.recipe.base import (
+    AMP,
+    BACKEND_RE,
+    MAX_BATCH_SIZE,
+    MAX_RANDOM_HIGH,
+    MAX_TENSOR_DIMS,
+    MAX_TIMEOUT_S,
+    MODEL_REF_RE,
+    NAME_RE,
+    CompileMode,
+    DType,
+    Strict,
+)
 from reportgen.recipe.checks import STORED_CONTEXT, env_values, printable
 from reportgen.recipe.checks import stored as _stored
 from reportgen.recipe.distributed import Distributed
 from reportgen.recipe.env_policy import EntryError, loader_variable
+from reportgen.recipe.variants import Sweep, Variant
 
 __all__ = [
     "AMP",
@@ -31,6 +44,7 @@ __all__ = [
     "ModelSpec",
     "ProfileSettings",
     "Recipe",
+    "Sweep",
     "TensorSpec",
     "Variant",
 ]
@@ -41,33 +55,8 @@ DEFAULT_REGRESSION_THRESHOLD: Final = 0.05
 DEFAULT_DEVICE_THRESHOLD: Final = 0.02
 """Device time repeats within a fraction of a percent (step times: within tens of percent), so a 5 % matmul fails."""
 
-AMP = Literal["none", "fp16", "bf16"]
-DType = Literal["float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
-NAME_RE = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
-"""Recipe names (pydantic's Rust regex engine: `$` is the end of the text, never before a final newline)."""
-MODEL_REF_RE = re.compile(r"timm:[A-Za-z0-9_.-]+|torchvision:[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*")
-"""`model.ref` and `inputs.factory`, matched whole (`fullmatch`: a `$` would let a final newline through)."""
-MAX_TIMEOUT_S: Final = 86400
-"""A run's wall-clock limit, recipe or `--timeout`: one day; longer is a hang, not a benchmark."""
-MAX_BATCH_SIZE: Final = 1 << 16
-"""The largest batch size (`batch_size`, `batch_cycle`, `cpu.batch_size`): far past any benchmark's, so that a
-typo (a digit too many) fails here instead of as an out-of-memory run."""
-MAX_TENSOR_DIMS: Final = 16
-"""Dimensions of one input tensor (the batch one apart): models take 5 or 6 at most; 16 leaves room and refuses a
-runaway list."""
-MAX_RANDOM_HIGH: Final = 1 << 31
-"""Exclusive bound of random integer inputs: token ids and class labels are far below; int32's range."""
-BACKEND_RE: Final = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
-"""A `torch.compile` backend: a registered name (`inductor`, `aot_eager`, `cudagraphs`, ...)."""
 
-
-class _Strict(BaseModel):
-    """Base: unknown keys are errors; instances are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ModelSpec(_Strict):
+class ModelSpec(Strict):
     """Which model to build."""
 
     ref: str = Field(
@@ -91,7 +80,7 @@ class ModelSpec(_Strict):
         return prefix if prefix in ("timm", "torchvision") else "python"
 
 
-class TensorSpec(_Strict):
+class TensorSpec(Strict):
     """One random input tensor."""
 
     shape: list[Annotated[int, Field(ge=1, le=1 << 20)]] = Field(
@@ -103,7 +92,7 @@ class TensorSpec(_Strict):
     high: int = Field(default=2, ge=1, le=MAX_RANDOM_HIGH, description="Exclusive upper bound for integer inputs.")
 
 
-class Inputs(_Strict):
+class Inputs(Strict):
     """Model inputs: random tensors, or a factory."""
 
     batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] | None = Field(
@@ -143,13 +132,11 @@ class Inputs(_Strict):
 InputSpec = Inputs
 
 
-class CompileOptions(_Strict):
+class CompileOptions(Strict):
     """Arguments of `torch.compile`."""
 
     backend: Annotated[str, Field(pattern=BACKEND_RE)] = Field(default="inductor", description="Compiler backend.")
-    mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] = Field(
-        default="default", description="Compile mode."
-    )
+    mode: CompileMode = Field(default="default", description="Compile mode.")
     fullgraph: bool = Field(default=False, description="Fail on graph breaks.")
     dynamic: bool | None = Field(default=None, description="Dynamic shapes (none = automatic).")
 
@@ -164,7 +151,7 @@ class CompileOptions(_Strict):
         return self.mode in ("max-autotune", "max-autotune-no-cudagraphs")
 
 
-class ProfileSettings(_Strict):
+class ProfileSettings(Strict):
     """How steps are timed and profiled."""
 
     warmup: Annotated[int, Field(ge=0, le=1000)] = Field(
@@ -195,38 +182,8 @@ RESERVED_PAGE_NAMES = frozenset({"index", "genindex", "search", "searchindex", "
 SOURCE_SUFFIXES = frozenset({".md", ".rst", ".txt", ".ipynb", ".html", ".inv", ".js"})
 """A bundle named like a source or output file would collide with one."""
 
-VARIANT_NAME_RE = r"^[a-z0-9][a-z0-9_-]{0,31}$"
 
-
-class Variant(_Strict):
-    """One way to compile the recipe's model; each variant runs in its own process and cache."""
-
-    name: Annotated[str, Field(pattern=VARIANT_NAME_RE)] = Field(
-        description="Identifier (lower-case letters, digits, `_`, `-`); the bundle is `<recipe>--<variant>`."
-    )
-    description: str = Field(default="", max_length=2000, description="Shown in the comparison.")
-    mode: Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] | None = Field(
-        default=None, description="Overrides `compile.mode`."
-    )
-    fullgraph: bool | None = Field(default=None, description="Overrides `compile.fullgraph`.")
-    dynamic: bool | None = Field(default=None, description="Overrides `compile.dynamic`.")
-    backend: Annotated[str, Field(pattern=BACKEND_RE)] | None = Field(
-        default=None, description="Overrides `compile.backend`."
-    )
-    env: dict[str, str] = Field(default_factory=dict, description="Env vars added to (or replacing) the recipe's.")
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _check_env(cls, value: object) -> object:
-        return env_values(value)
-
-    @field_validator("description")
-    @classmethod
-    def _printable_description(cls, value: str) -> str:
-        return printable(value, lines=True)
-
-
-class CpuOverrides(_Strict):
+class CpuOverrides(Strict):
     """Settings that replace the recipe's when the run lands on the CPU."""
 
     batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] | None = Field(
@@ -236,7 +193,7 @@ class CpuOverrides(_Strict):
     profile: ProfileSettings | None = Field(default=None, description="Profile settings on CPU.")
 
 
-class Recipe(_Strict):
+class Recipe(Strict):
     """A reportgen recipe: one model, its inputs, and how to compile, time and profile it."""
 
     format: Literal[1] = Field(default=RECIPE_FORMAT, description="Recipe format version.")
@@ -297,6 +254,10 @@ class Recipe(_Strict):
         description="Compile variants compared side by side (e.g. default, reduce-overhead, max-autotune); "
         "none = one run with `compile` as given.",
     )
+    sweep: Sweep | None = Field(
+        default=None,
+        description="A grid of runs over batch sizes, dtypes, modes and switches; its points run as variants.",
+    )
 
     @field_validator("env", mode="before")
     @classmethod
@@ -331,6 +292,7 @@ class Recipe(_Strict):
             return self
         envs: list[tuple[tuple[str | int, ...], dict[str, str]]] = [(("env",), self.env)]
         envs += [(("variants", i, "env"), v.env) for i, v in enumerate(self.variants)]
+        envs += [(("sweep", "env"), dict.fromkeys(self.sweep.env, ""))] if self.sweep is not None else []
         for where, env in envs:
             for name in env:
                 chooses = loader_variable(name)
@@ -362,6 +324,17 @@ class Recipe(_Strict):
             raise ValueError(f"{value!r} is a name of the site's own pages or sources; choose another")
         return value
 
+    @model_validator(mode="after")
+    def _sweep_alone(self) -> Recipe:
+        if self.sweep is not None and self.variants:
+            raise EntryError(
+                "a recipe has variants or a sweep, not both (sweep `mode` instead)", ("sweep",), at_key=True
+            )
+        if self.sweep is not None and self.sweep.batch_size and self.inputs.batch_cycle:
+            message = "sweep.batch_size replaces inputs.batch_size; it cannot sweep a recipe that cycles batch sizes"
+            raise EntryError(message, ("sweep", "batch_size"), at_key=True)
+        return self
+
     @field_validator("variants")
     @classmethod
     def _unique_variants(cls, value: list[Variant]) -> list[Variant]:
@@ -376,10 +349,22 @@ class Recipe(_Strict):
         return self.name if variant is None else f"{self.name}--{variant.name}"
 
     def for_variant(self, variant: Variant) -> Recipe:
-        """The recipe as `variant` runs it: compile options and env overridden, no variants left."""
+        """The recipe as `variant` runs it: compile options, inputs, AMP and env overridden, no variants left."""
         overrides = {k: getattr(variant, k) for k in ("mode", "fullgraph", "dynamic", "backend")}
-        compile_ = self.compile.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-        return self.model_copy(update={"compile": compile_, "env": {**self.env, **variant.env}, "variants": []})
+        update = {k: v for k, v in overrides.items() if v is not None or (k == "dynamic" and k in variant.point)}
+        changed: dict[str, object] = {"compile": self.compile.model_copy(update=update), "variants": [], "sweep": None}
+        if variant.batch_size is not None:  # a swept batch size holds on the CPU too
+            changed["inputs"] = self.inputs.model_copy(update={"batch_size": variant.batch_size})
+            changed["cpu"] = self.cpu.model_copy(update={"batch_size": None})
+        if variant.amp is not None:
+            changed["amp"] = variant.amp
+            changed["cpu"] = changed.get("cpu", self.cpu).model_copy(update={"amp": None})  # type: ignore[attr-defined]
+        return self.model_copy(update={**changed, "env": {**self.env, **variant.env}})
+
+    @property
+    def runs(self) -> list[Variant]:
+        """What running the recipe runs: its variants, or its sweep's points (none: the recipe as written)."""
+        return list(self.variants) if self.variants else self.sweep.variants() if self.sweep is not None else []
 
     @property
     def display_title(self) -> str:

@@ -76,8 +76,8 @@ from reportgen.render.sources import (
     wrapper_docname,
     wrapper_page,
 )
+from reportgen.render.sweep_pages import group_section
 from reportgen.render.trends import history_page, history_section, sparkline, trend_chart
-from reportgen.render.variants import variants_section
 from reportgen.render.versions import versions_section
 
 __all__ = [
@@ -257,6 +257,7 @@ def _write_report(
     charts = draw_charts(bundle, page_dir, prefix=f"{page_name(bundle.name)}-")
     downloads = write_downloads(bundle, page_dir, recipe_yaml)
     history_files, spark = _write_history(bundle, page_dir, runs, comparison)
+    group, group_files = group_section(bundle, siblings, page_dir)
     page = report_page(
         bundle,
         charts,
@@ -271,14 +272,14 @@ def _write_report(
             ),
             *leading_sections(bundle, comparison),
         ],
-        inductor_sections=[variants_section(bundle, siblings), *inductor_sections(bundle, charts, sources)],
+        inductor_sections=[group, *inductor_sections(bundle, charts, sources)],
         trailing_sections=[
             history_section(runs, comparison),
             redactions_section(bundle.manifest),
             downloads_section(downloads),
         ],
     )
-    files.extend(_write_rank_pages(bundle, page_dir))
+    files.extend([*_write_rank_pages(bundle, page_dir), *group_files])
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))

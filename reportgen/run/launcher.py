@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -267,6 +268,19 @@ def _existing(bundle: Path, name: str | None) -> str | None:
     return name
 
 
+def _variant_fields(variant: Variant | None, scrubber: Scrubber) -> dict[str, Any]:
+    """What the manifest says of the variant (or sweep point) that ran, its values redacted: nothing for the recipe
+    as written."""
+    if variant is None:
+        return {}
+    point = {axis: scrubber.scrub(value, "recipe") for axis, value in variant.point.items()}
+    return {
+        "variant": variant.name,
+        "variant_description": scrubber.scrub(variant.description, "recipe"),
+        "point": point,
+    }
+
+
 def _populate(
     recipe: Recipe, recipe_path: Path, options: RunOptions, variant: Variant | None, bundle: Path
 ) -> Manifest:
@@ -304,8 +318,7 @@ def _populate(
     error = scrubber.scrub(error, "error") if error else None
     return Manifest(
         name=recipe.bundle_name(variant),
-        variant=variant.name if variant else None,
-        variant_description=variant.description if variant else "",
+        **_variant_fields(variant, scrubber),
         inductor_cache=cache_state,
         recipe=scrubber.scrub_recipe(recipe),
         recipe_sha256=hashlib.sha256(recipe_text).hexdigest(),

@@ -22,7 +22,7 @@ inputs:
   tensors:
     - shape: [16]
 """
-RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, allow_env, profile, timeout_s, cpu, distributed, regression_threshold, device_regression_threshold, variants"
+RECIPE_KEYS = "format, name, title, description, model, inputs, task, amp, device, compile, cudnn_benchmark, env, allow_env, profile, timeout_s, cpu, distributed, regression_threshold, device_regression_threshold, variants, sweep"
 REPO_RECIPES = sorted((Path(__file__).parents[2] / "recipes").glob("*.yaml"))
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from pydantic import BaseModel
 
-from reportgen.recipe import Distributed, recipe_reference_markdown
+from reportgen.recipe import Distributed, Sweep, SweepPoint, recipe_reference_markdown
 from reportgen.recipe.model import (
     CompileOptions,
     CpuOverrides,
@@ -20,7 +20,8 @@ from reportgen.recipe.model import (
 )
 
 MODELS: tuple[type[BaseModel], ...] = (
-    Recipe, ModelSpec, Inputs, TensorSpec, CompileOptions, ProfileSettings, CpuOverrides, Distributed, Variant
+    Recipe, ModelSpec, Inputs, TensorSpec, CompileOptions, ProfileSettings, CpuOverrides, Distributed, Variant, Sweep,
+    SweepPoint
 )  # fmt: skip
 
 
