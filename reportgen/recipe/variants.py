@@ -72,7 +72,7 @@ class Variant(Strict):
 
 
 class SweepPoint(Strict):
-    """One listed point of a sweep (values left out are the recipe's)."""
+    """One listed point of a sweep (values left out are the recipe's; leave `dynamic` out for automatic)."""
 
     batch_size: Annotated[int, Field(ge=1, le=MAX_BATCH_SIZE)] | None = None
     amp: AMP | None = None
@@ -144,7 +144,8 @@ class Sweep(Strict):
 
     def variants(self) -> list[Variant]:
         """Each point as a variant named by its values, in grid order (the first axis varies slowest)."""
-        return [_variant(point) for point in self._points()]
+        swept = bool(self.dynamic)  # listed points: a point's `dynamic` counts when it is not null
+        return [_variant(point, swept or point.dynamic is not None) for point in self._points()]
 
     def _points(self) -> list[SweepPoint]:
         if self.points:
@@ -177,7 +178,8 @@ def _product(sizes: list[int]) -> int:
     return total
 
 
-def _labels(point: SweepPoint) -> dict[str, str]:
+def _labels(point: SweepPoint, dynamic: bool) -> dict[str, str]:
+    """The point's value on each axis it sets; `dynamic`: whether `dynamic` is swept (its null then means automatic)."""
     labels = {}
     if point.batch_size is not None:
         labels["batch_size"] = str(point.batch_size)
@@ -185,7 +187,7 @@ def _labels(point: SweepPoint) -> dict[str, str]:
         labels["amp"] = point.amp
     if point.mode is not None:
         labels["mode"] = point.mode
-    if "dynamic" in point.model_fields_set or point.dynamic is not None:
+    if dynamic:
         labels["dynamic"] = "auto" if point.dynamic is None else str(point.dynamic).lower()
     labels.update({f"env.{name}": value for name, value in sorted(point.env.items())})
     return labels
@@ -204,9 +206,9 @@ def _code(axis: str, value: str) -> str:
     return value
 
 
-def _variant(point: SweepPoint) -> Variant:
+def _variant(point: SweepPoint, dynamic: bool) -> Variant:
     """The point as a variant: named by its values' codes (`bs8-bf16-ro`), or by their hash when that is too long."""
-    labels = _labels(point)
+    labels = _labels(point, dynamic)
     name = "-".join(_code(axis, value) for axis, value in labels.items()) or "point"
     if len(name) > 32 or not name[0].isalnum():
         name = "p-" + hashlib.sha256(repr(sorted(labels.items())).encode()).hexdigest()[:10]

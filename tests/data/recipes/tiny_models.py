@@ -168,3 +168,10 @@ def rank_one_raises() -> nn.Module:
     if os.environ.get("RANK") == "1":
         raise RuntimeError("planted failure on rank 1")
     return TinyMLP()
+
+
+def inputs_refusing_three(batch_size: int, device: str) -> torch.Tensor:
+    """Inputs for `TinyMLP`, except at batch 3, which raises: a sweep point that fails."""
+    if batch_size == 3:
+        raise RuntimeError("planted failure at batch 3")
+    return torch.randn(batch_size, 16, device=device)
