@@ -330,6 +330,8 @@ class Recipe(Strict):
             raise EntryError(
                 "a recipe has variants or a sweep, not both (sweep `mode` instead)", ("sweep",), at_key=True
             )
+        if handmade := [i for i, v in enumerate(self.variants) if v.point]:
+            raise EntryError("`point` is set by a sweep, not by hand", ("variants", handmade[0], "point"), at_key=True)
         if self.sweep is not None and self.sweep.batch_size and self.inputs.batch_cycle:
             message = "sweep.batch_size replaces inputs.batch_size; it cannot sweep a recipe that cycles batch sizes"
             raise EntryError(message, ("sweep", "batch_size"), at_key=True)

@@ -338,13 +338,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the spec; exit 0 on success, 1 on a failure recorded in child-result.json."""
     _exit_with_parent()
     spec_path, out_dir = (argv if argv is not None else sys.argv[1:])[:2]
-    out, place = Path(out_dir), distributed.rank_from_env()
+    spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
+    place = distributed.rank_from_env() if spec.recipe.distributed is not None else None
+    out = Path(out_dir)
     if place is not None and not place.leader:  # a follower rank writes into its own folder of the bundle
         out = out / rank_dir(place.rank)
         out.mkdir(parents=True, exist_ok=True)
     progress = _Progress(out)
-    spec = ChildSpec.model_validate_json(Path(spec_path).read_text(encoding="utf-8"))
-    place = place if spec.recipe.distributed is not None else None
     host = None
     if spec.placement is not None and (place is None or place.leader):  # before torch starts its threads
         if spec.placement.window_socket:  # the matrix's coordinator; the graph-timing process inherits it

@@ -99,6 +99,8 @@ def test_a_sweep_with_variants_or_a_batch_cycle_is_refused() -> None:
         Recipe.model_validate(
             {**BASE, "inputs": {"batch_cycle": [2, 4], "tensors": [{"shape": [8]}]}, "sweep": {"batch_size": [8]}}
         )
+    with pytest.raises(ValueError, match="set by a sweep, not by hand"):
+        _recipe(variants=[{"name": "a", "point": {"batch_size": "8"}}])
     with pytest.raises(ValueError, match="names the sweep's own page"):
         _recipe(variants=[{"name": "sweep"}])
 
