@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,6 +28,9 @@ from reportgen.bundle import (
 )
 from reportgen.recipe.model import Recipe
 from tests.data import H100_FIXTURE
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 __all__ = ["DEFAULT_KERNELS", "MakeBundle"]
 
@@ -195,3 +199,31 @@ def h100_modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[M
             rel = dest.relative_to(root).as_posix()
             modules.append(ModuleFile(path=rel, kind=kind, order=order, size_bytes=dest.stat().st_size))
     return root, modules
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's chromium through Playwright; a clear failure when either is missing."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install it (as root: apt-get update && apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the Python package playwright is missing: pip install -e '.[test]'")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -9,12 +9,17 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reportgen.bundle import Analysis, RunStatus, read_manifest
 from reportgen.formats import read_trace
 from tests.analyze.test_overlap import _brute_force, _raw_gloo
+from tests.site.test_browser import assert_page_is_whole
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 __all__: list[str] = []
 
@@ -118,4 +123,13 @@ def test_fsdp2_gathers_parameters_on_every_rank(report: Report) -> None:
     assert analysis.distributed is not None and [o.rank for o in analysis.distributed.ranks] == [0, 1]
     kinds = {c.kind: c.calls for c in analysis.distributed.collectives}
     assert kinds.get("all_gather", 0) >= 2  # at least one per shard unit and step
-    assert "FSDP2 (fully_shard) over gloo" in report.page("fsdp_tiny")
+    assert "2 ranks, FSDP2 ( fully_shard ) over gloo" in report.page("fsdp_tiny")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "path", ["ddp_tiny/index.html", "ddp_tiny/rank-1.html", "fsdp_tiny/index.html", "ddp_rank_fails/index.html"]
+)
+def test_the_distributed_pages_load_in_a_browser(report: Report, browser: Browser, path: str) -> None:
+    assert_page_is_whole(browser, report.work / "site" / "_build" / "html", f"reports/{path}")

@@ -9,10 +9,15 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from reportgen.bundle import RunStatus, read_manifest
+from tests.site.test_browser import assert_page_is_whole
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 __all__: list[str] = []
 
@@ -97,3 +102,13 @@ def test_history_keeps_each_point(report: Report) -> None:
     assert listed.returncode == 0, listed.stderr
     for name in TINY_POINTS:
         assert f"sweep_tiny--{name}" in listed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "path",
+    ["sweep_tiny--bs64-def/sweep.html", "sweep_tiny--bs8-ro/index.html", "sweep_fails--bs2/sweep.html"],
+)
+def test_the_sweep_pages_load_in_a_browser(report: Report, browser: Browser, path: str) -> None:
+    assert_page_is_whole(browser, report.work / "site" / "_build" / "html", f"reports/{path}")

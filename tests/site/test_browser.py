@@ -33,17 +33,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TESTS = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGES = [
     "reports/index.html",
     "reports/addmul/index.html",
@@ -98,21 +87,6 @@ def served(html: Path) -> Iterator[str]:
         thread.join()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Debian's chromium through Playwright; a clear failure when either is missing."""
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install it (as root: apt-get update && apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the Python package playwright is missing: pip install -e '.[test]'")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 def _failed(request: Request, problems: list[str]) -> None:
     """Record a request that got no response; those a navigation cancelled are no fault of the site."""
     if request.failure != "net::ERR_ABORTED":
@@ -139,6 +113,22 @@ def _broken_links(page: Page, base: str) -> list[str]:
     targets = sorted({href.split("#")[0] for href in hrefs if href.startswith(base)})
     assert targets, "no internal links"
     return [f"{target}: {status}" for target in targets if (status := page.request.get(target).status) != 200]
+
+
+def assert_page_is_whole(browser: Browser, html: Path, path: str) -> None:
+    """Serve `html`, open `path`: every image loads and has alt text, every internal link answers, no console or
+    page error; a full-page screenshot goes to the artifacts."""
+    with served(html) as url:
+        page, problems = _open(browser, url + path)
+        try:
+            images: list[dict[str, Any]] = page.evaluate(_IMAGES_JS)
+            assert [i["src"] for i in images if not i["ok"]] == [], "images that did not load"
+            assert [i["src"] for i in images if not i["alt"].strip()] == [], "images without alt text"
+            assert _broken_links(page, url) == []
+            page.screenshot(path=str(_artifacts() / path.replace("/", "-").replace(".html", ".png")), full_page=True)
+            assert problems == []
+        finally:
+            page.close()
 
 
 @pytest.mark.parametrize("path", PAGES)
