@@ -47,6 +47,7 @@ CHART_KINDS: dict[str, ChartKind] = {
     "bandwidth": ChartKind("bandwidth", "Achieved bandwidth of hot kernels"),
     "modules": ChartKind("modules", "Modules with the most device time of their own"),
     "roofline": ChartKind("roofline", "Kernels of known FLOPs against the GPU's roofs"),
+    "ranks": ChartKind("ranks", "Each rank's compute and communication in one profiled step"),
 }
 """``:kind:`` values of ``perf-chart``."""
 

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.data.h100_bundle import make_h100_bundle
-from tests.site.test_browser import _artifacts, _open, browser, served
+from tests.site.test_browser import _artifacts, _open, served
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-__all__ = ["browser"]
+__all__: list[str] = []
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
