@@ -166,11 +166,16 @@ def _graph_rooflines(analysis: Analysis, path: Callable[[int], Path]) -> dict[st
     return found or None
 
 
-def leading_sections(bundle: Bundle, comparison: Comparison | None = None) -> list[str]:
-    """Findings come first on a report page (a regression against the run before leads them)."""
+def leading_sections(
+    bundle: Bundle, comparison: Comparison | None = None, charts: ChartFiles | None = None, links: bool = True
+) -> list[str]:
+    """A distributed run's ranks, then the findings, come first on a report page (a regression against the run
+    before leads them). `links`: the ranks link their pages (a site's; not an embedding page's)."""
     regression = regression_finding(comparison) if comparison is not None else None
     findings = [*([regression] if regression else []), *(bundle.analysis.findings if bundle.analysis else [])]
-    return [findings_section(findings)] if bundle.analysis is not None or findings else []
+    analysis = bundle.analysis.distributed if bundle.analysis else None
+    ranks = distributed_section(bundle.manifest.distributed, analysis, links, charts.ranks if charts else None)
+    return [ranks, *([findings_section(findings)] if bundle.analysis is not None or findings else [])]
 
 
 def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages | None) -> list[str]:
@@ -263,15 +268,7 @@ def _write_report(
         charts,
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
-        leading_sections=[
-            *_kept_run_note(bundle, runs),
-            distributed_section(
-                bundle.manifest.distributed,
-                bundle.analysis.distributed if bundle.analysis else None,
-                chart=charts.ranks,
-            ),
-            *leading_sections(bundle, comparison),
-        ],
+        leading_sections=[*_kept_run_note(bundle, runs), *leading_sections(bundle, comparison, charts)],
         inductor_sections=[group, *inductor_sections(bundle, charts, sources)],
         trailing_sections=[
             history_section(runs, comparison),

@@ -91,7 +91,7 @@ def report_text(
         recipe_yaml=recipe_yaml,
         log_tail=log_tail,
         max_kernels=max_kernels,
-        leading_sections=leading_sections(bundle),
+        leading_sections=leading_sections(bundle, charts=charts, links=False),
         inductor_sections=inductor_sections(bundle, charts, None),
         trailing_sections=[redactions_section(bundle.manifest)],
     )

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from reportgen.bundle import RunStatus, load_bundle
+from reportgen.bundle import DistributedRun, RankRun, RunStatus, load_bundle
 from reportgen.render.pages import ChartFiles
 from reportgen.sphinx_ext.assets import CHART_KINDS, BundleAssets
 from reportgen.sphinx_ext.text import report_text, summary_table
@@ -52,3 +52,13 @@ def test_chart_kinds_name_chart_files_fields() -> None:
     charts = ChartFiles(roofline="r.png", graph_rooflines={"0": "r0.png", "1": "r1.png"})
     assets = BundleAssets(directory=Path("/cache"), charts=charts, recipe="recipe.yaml")
     assert sorted(assets.names()) == ["r.png", "r0.png", "r1.png", "recipe.yaml"]  # all relocated in perf-report
+
+
+def test_an_embedded_distributed_report_leads_with_its_ranks_without_links() -> None:
+    bundle = load_bundle(BUNDLE)
+    ranks = [RankRun(rank=r, status="ok", stage="done", graphs=["a.py"]) for r in (0, 1)]
+    run = DistributedRun(world_size=2, strategy="ddp", backend="nccl", ranks=ranks)
+    bundle = dataclasses.replace(bundle, manifest=bundle.manifest.model_copy(update={"distributed": run}))
+    text = report_text(bundle, ChartFiles(ranks="r.png"), recipe_yaml=None, log_tail=None, max_kernels=5)
+    assert text.index("## Distributed run") < text.index("## Findings")
+    assert "* - rank 1\n" in text and "```{figure} r.png" in text and "{doc}" not in text
