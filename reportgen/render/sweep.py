@@ -73,8 +73,13 @@ def sweep_page(title: str, points: Sequence[PointFigures], charts: Mapping[str, 
     return "\n\n".join(blocks) + "\n"
 
 
-def sweep_link_section(point: PointFigures, leader: str, size: int) -> str:
-    """ "## Sweep": which point this run is, and a link to the sweep's page (in `leader`'s directory)."""
+def sweep_link_section(point: PointFigures, leader: str | None, size: int) -> str:
+    """ "## Sweep": which point this run is, and a link to the sweep's page (in `leader`'s directory; None: a kept
+    earlier run, whose sweep is the latest runs')."""
     values = ", ".join(f"{escape_md(axis)} {code_span(value)}" for axis, value in point.point.items())
+    if leader is None:
+        return (
+            f"## Sweep\n\nThis earlier run was one point of a sweep ({values}); the latest runs' pages link the sweep."
+        )
     link = page_link("the sweep's page", f"../{page_name(leader)}/{SWEEP_PAGE}")
     return f"## Sweep\n\nThis run is one point of a sweep of {plural(size, 'point')} ({values}): {link} has the curves."

@@ -23,8 +23,10 @@ def group_section(bundle: Bundle, siblings: Sequence[Bundle], page_dir: Path) ->
     if not bundle.manifest.point:
         return variants_section(bundle, siblings), []
     members = sorted((b for b in siblings if b.manifest.point), key=lambda b: b.name)
+    if bundle.name not in {b.name for b in members}:  # a kept earlier run: the latest runs make the sweep
+        return sweep_link_section(point_figures(bundle), None, 0), []
     points = ordered([point_figures(b) for b in members])
-    leader = members[0].name if members else bundle.name
+    leader = members[0].name
     section = sweep_link_section(point_figures(bundle), leader, len(points))
     if bundle.name != leader:
         return section, []
