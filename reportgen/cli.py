@@ -342,7 +342,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     with _progress(args.results) as progress:
         if args.command == "run":
             outcomes = pipeline.run_recipes(args.recipes, args.results, options, progress, args.variants, matrix)
-            return 0 if all(o.ok for o in outcomes) else 1
+            return 0 if all(o.settled for o in outcomes) else 1
         return pipeline.report(args.recipes, args.results, args.out, options, progress, args.variants, matrix)
 
 

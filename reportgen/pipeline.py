@@ -266,4 +266,4 @@ def report(
     """Run recipes then build the site. Exit code 0 only if every run succeeded."""
     outcomes = run_recipes(paths, results_dir, options, progress, variants, matrix)
     build(results_dir, source_dir, progress=progress)
-    return 0 if all(o.ok for o in outcomes) else 1
+    return 0 if all(o.settled for o in outcomes) else 1

@@ -33,6 +33,12 @@ class RunOutcome:
         """Whether the run succeeded and was analysed."""
         return self.manifest.status is RunStatus.ok and self.analysis_error is None
 
+    @property
+    def settled(self) -> bool:
+        """Whether the run's end is a result, not a failure: it succeeded, or it is a sweep point that ran out of
+        memory (where the sweep's axis ends; its page marks it)."""
+        return self.ok or (self.manifest.status is RunStatus.oom and bool(self.manifest.point))
+
 
 class Progress(Protocol):
     """What the pipeline reports while it works (`reportgen.console`: plain lines or a live display)."""
