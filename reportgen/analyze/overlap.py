@@ -67,20 +67,26 @@ def _split(
     compute: list[tuple[float, float]] = []
     comm_threads: set[object] = set()
     candidates: list[tuple[float, float, object]] = []
+    categories: dict[str, str] = {}
+
+    def category(name: str, cat: str) -> str:  # names repeat: each is categorised once
+        found = categories.get(name)
+        return found if found is not None else categories.setdefault(name, categorize(name, cat, device))
+
     for e in trace.records():
         if e.name is None or e.ts is None or e.dur is None or e.dur < 0:
             continue
         if device == "cuda":
             if e.cat != KERNEL_CAT:  # copies and fills are memory traffic, not compute (as HTA counts them)
                 continue
-            if categorize(e.name, e.cat, device) == COLLECTIVE:
+            if category(e.name, e.cat) == COLLECTIVE:
                 comms.append((e.ts, e.ts + e.dur, e.name))
             else:
                 compute.append((e.ts, e.ts + e.dur))
         elif e.cat == "user_annotation" and e.name.startswith(GLOO_PREFIX):
             comms.append((e.ts, e.ts + e.dur, e.name))
             comm_threads.add((e.pid, e.tid))
-        elif e.cat == "cpu_op" and categorize(e.name, e.cat, device) != OTHER:
+        elif e.cat == "cpu_op" and category(e.name, e.cat) != OTHER:
             candidates.append((e.ts, e.ts + e.dur, (e.pid, e.tid)))
     compute += [(start, end) for start, end, thread in candidates if thread not in comm_threads]
     return comms, compute

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -27,6 +28,11 @@ __all__ = [
     "StepTimes",
     "Versions",
 ]
+
+
+_POINT_AXIS = re.compile(r"batch_size|amp|mode|dynamic|env\.[A-Z_][A-Z0-9_]{0,127}")
+"""A sweep point's axes (`recipe.variants.SWEEP_AXES`, then `env.<NAME>`)."""
+_MAX_POINT_VALUE = 200
 
 
 class Versions(BundleModel):
@@ -148,6 +154,16 @@ class Manifest(BundleModel):
     point: dict[str, str] = Field(
         default_factory=dict, description="A sweep point's value on each swept axis (`batch_size`, `mode`, `env.X`)."
     )
+
+    @field_validator("point")
+    @classmethod
+    def _sweep_axes(cls, value: dict[str, str]) -> dict[str, str]:
+        """A bundle from elsewhere names only the sweep's axes, with short one-line values (they label pages)."""
+        for axis, label in value.items():
+            if _POINT_AXIS.fullmatch(axis) is None or len(label) > _MAX_POINT_VALUE or "\n" in label:
+                raise ValueError(f"point: {axis[:80]!r} is not a sweep axis with a one-line value")
+        return value
+
     inductor_cache: InductorCache = Field(
         default="fresh",
         description="`fresh`: a private Inductor cache, empty at the start (a cold compile); `kept-empty`: a cache "

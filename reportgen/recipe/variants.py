@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from typing import Annotated, Final
 
 from pydantic import Field, field_validator, model_validator
@@ -139,8 +140,8 @@ class Sweep(Strict):
         """How many points it runs."""
         if self.points:
             return len(self.points)
-        axes: list[list[object]] = [self.batch_size, self.amp, self.mode, self.dynamic, *self.env.values()]  # type: ignore[list-item]
-        return _product([len(axis) for axis in axes if axis])
+        sizes = [len(self.batch_size), len(self.amp), len(self.mode), len(self.dynamic)]
+        return math.prod(size for size in [*sizes, *map(len, self.env.values())] if size)
 
     def variants(self) -> list[Variant]:
         """Each point as a variant named by its values, in grid order (the first axis varies slowest)."""
@@ -169,13 +170,6 @@ class Sweep(Strict):
             return fields + [f"env.{n}" for n in names if len({p.env.get(n) for p in self.points}) > 1]
         named = [name for name in SWEEP_AXES if getattr(self, name)]
         return named + [f"env.{name}" for name in sorted(self.env)]
-
-
-def _product(sizes: list[int]) -> int:
-    total = 1
-    for size in sizes:
-        total *= size
-    return total
 
 
 def _labels(point: SweepPoint, dynamic: bool) -> dict[str, str]:

@@ -51,7 +51,7 @@ def sweep_page(title: str, points: Sequence[PointFigures], charts: Mapping[str, 
     """The sweep's page: what was swept, its findings, a chart per axis (`charts`: axis -> file), every point."""
     axes = sweep_axes(points)
     header = [
-        "Point", *axes, "Status", "Eager ms (95 % interval)", "Compiled ms (95 % interval)", "Speedup (interval)",
+        "Point", *map(escape_md, axes), "Status", "Eager ms (95 % interval)", "Compiled ms (95 % interval)", "Speedup (interval)",
         "Device speedup", "Samples/s eager / compiled", "Peak memory (GiB)", "Compile (s)", "Recompiles",
     ]  # fmt: skip
     swept = ", ".join(code_span(axis) for axis in axes) or "nothing (one point)"

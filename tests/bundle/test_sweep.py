@@ -63,3 +63,17 @@ def test_no_payoff_finding_when_compiled_always_wins_or_batch_is_not_swept() -> 
     assert "sweep-payoff" not in {f.rule for f in sweep_findings(winning)}
     one_batch = [p for p in POINTS if p.batch == 64]
     assert {f.rule for f in sweep_findings(one_batch)} == set()
+
+
+def test_a_bundle_from_elsewhere_names_only_sweep_axes_in_its_point() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from tests.analyze.test_findings import _manifest
+
+    data = _manifest().model_dump(mode="json")
+    good = {"batch_size": "8", "env.TORCHINDUCTOR_MAX_AUTOTUNE": "1"}
+    assert type(_manifest()).model_validate({**data, "point": good}).point == good
+    for hostile in ({"```{raw} html": "x"}, {"mode": "a\n:alt: b"}, {"env.x y": "1"}, {"batch_size": "8" * 201}):
+        with pytest.raises(ValidationError, match="is not a sweep axis"):
+            type(_manifest()).model_validate({**data, "point": hostile})
