@@ -16,7 +16,13 @@ from functools import cached_property
 
 from reportgen.analyze.copy_finding import layout_copies
 from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
-from reportgen.analyze.rank_findings import buckets, different_graphs, exposed_communication, straggler_rank
+from reportgen.analyze.rank_findings import (
+    buckets,
+    different_graphs,
+    exposed_communication,
+    straggler_rank,
+    waiting_for_rank,
+)
 from reportgen.analyze.roof_finding import time_left
 from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
@@ -104,6 +110,7 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
     distributed = [
         different_graphs(manifest),
         straggler_rank(analysis),
+        waiting_for_rank(analysis),
         exposed_communication(manifest, analysis),
         buckets(manifest, analysis),
     ]

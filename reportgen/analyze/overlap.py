@@ -9,6 +9,8 @@ Definitions (those of HTA's communication/computation overlap, so the two can be
 - **overlapped** is the length of their intersection; **exposed** communication = communication - overlapped;
   **overlap %** = overlapped / communication;
 - each is summed over the profiled steps' windows (`StepAnalysis`, clipped to them) and divided by their number.
+
+The collectives across ranks (data, bus bandwidth, waiting) are `analyze.collectives`'.
 """
 
 from __future__ import annotations
@@ -20,17 +22,17 @@ from typing import Literal
 import numpy as np
 
 from reportgen.analyze.categories import categorize
+from reportgen.analyze.collectives import Call, call_bytes, collective_rows, waiting_us
 from reportgen.analyze.timeline import coarsen, merge_intervals
 from reportgen.bundle import (
     OTHER,
-    CollectiveRow,
     DistributedAnalysis,
     DistributedRun,
     RankOverlap,
     StepAnalysis,
     Straggler,
 )
-from reportgen.formats import KERNEL_CAT, Trace
+from reportgen.formats import KERNEL_CAT, CollectiveArgs, Trace
 
 __all__ = ["COLLECTIVE", "collective_kind", "combine", "rank_overlap", "straggler"]
 
@@ -59,11 +61,14 @@ def collective_kind(name: str) -> str:
     return next((kind for kind, pattern in _KIND_RE if pattern.search(name)), OTHER)
 
 
-def _split(
-    trace: Trace, device: Literal["cuda", "cpu"]
-) -> tuple[list[tuple[float, float, str]], list[tuple[float, float]]]:
-    """(collectives as (start, end, name), compute intervals) of a rank's trace."""
-    comms: list[tuple[float, float, str]] = []
+_Comm = tuple[float, float, str, "CollectiveArgs | None", float, float]
+"""(start, end, name, recorded args, launch order: the kernel's correlation id or a gloo span's start, duration)."""
+
+
+def _split(trace: Trace, device: Literal["cuda", "cpu"]) -> tuple[list[_Comm], list[tuple[float, float]]]:
+    """(collectives as (start, end, name, recorded args), compute intervals) of a rank's trace."""
+    comms: list[_Comm] = []
+    recorded = trace.collective_calls() if device == "cuda" else {}
     compute: list[tuple[float, float]] = []
     comm_threads: set[object] = set()
     candidates: list[tuple[float, float, object]] = []
@@ -80,11 +85,12 @@ def _split(
             if e.cat != KERNEL_CAT:  # copies and fills are memory traffic, not compute (as HTA counts them)
                 continue
             if category(e.name, e.cat) == COLLECTIVE:
-                comms.append((e.ts, e.ts + e.dur, e.name))
+                order = float(e.correlation) if isinstance(e.correlation, int) else e.ts
+                comms.append((e.ts, e.ts + e.dur, e.name, recorded.get(e.correlation), order, e.dur))
             else:
                 compute.append((e.ts, e.ts + e.dur))
         elif e.cat == "user_annotation" and e.name.startswith(GLOO_PREFIX):
-            comms.append((e.ts, e.ts + e.dur, e.name))
+            comms.append((e.ts, e.ts + e.dur, e.name, None, e.ts, e.dur))
             comm_threads.add((e.pid, e.tid))
         elif e.cat == "cpu_op" and category(e.name, e.cat) != OTHER:
             candidates.append((e.ts, e.ts + e.dur, (e.pid, e.tid)))
@@ -137,15 +143,15 @@ def _intersection_us(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.n
 
 def rank_overlap(
     trace: Trace, device: Literal["cuda", "cpu"], steps: Sequence[StepAnalysis], rank: int
-) -> tuple[RankOverlap, list[CollectiveRow]]:
-    """One rank's overlap per profiled step, and its collectives by kind (calls and time per step)."""
+) -> tuple[RankOverlap, list[Call]]:
+    """One rank's overlap per profiled step, and its collective calls in the profiled steps, in order."""
     windows = [(s.window_start_us, s.window_start_us + s.wall_us) for s in steps]
     comms, compute = _split(trace, device)
     if not windows:  # no step markers: the whole trace
-        everything = [(a, b) for a, b, _ in comms] + compute
+        everything = [(c[0], c[1]) for c in comms] + compute
         windows = [(min(a for a, _ in everything), max(b for _, b in everything))] if everything else []
     count = max(len(windows), 1)
-    comm = _clipped([(a, b) for a, b, _ in comms], windows)
+    comm = _clipped([(c[0], c[1]) for c in comms], windows)
     work = _clipped(compute, windows)
     overlap = RankOverlap(
         rank=rank,
@@ -157,15 +163,12 @@ def rank_overlap(
         compute_strip=_strip(work, windows),
         communication_strip=_strip(comm, windows),
     )
-    by_kind: dict[str, list[float]] = {}
-    for start, end, name in comms:
+    calls = []
+    for start, _, name, args, _, dur in sorted(comms, key=lambda c: c[4]):
         if any(low <= start < high for low, high in windows):
-            by_kind.setdefault(collective_kind(name), []).append(end - start)
-    rows = [
-        CollectiveRow(kind=kind, calls=round(len(times) / count), time_us=sum(times) / count)
-        for kind, times in sorted(by_kind.items(), key=lambda item: -sum(item[1]))
-    ]
-    return overlap, rows
+            kind = collective_kind(args.collective if args is not None else name)
+            calls.append(Call(kind, start, dur, call_bytes(kind, args), args.group_size if args else None))
+    return overlap, calls
 
 
 def straggler(run: DistributedRun) -> Straggler | None:
@@ -186,23 +189,19 @@ def straggler(run: DistributedRun) -> Straggler | None:
 
 
 def combine(
-    ranks: Sequence[tuple[RankOverlap, list[CollectiveRow]]], run: DistributedRun, notes: Sequence[str] = ()
+    ranks: Sequence[tuple[RankOverlap, list[Call]]], run: DistributedRun, notes: Sequence[str] = ()
 ) -> DistributedAnalysis:
-    """The run's analysis: each rank's overlap, the collectives averaged over the ranks read, the straggler."""
-    kinds: dict[str, list[CollectiveRow]] = {}
-    for _, rows in ranks:
-        for row in rows:
-            kinds.setdefault(row.kind, []).append(row)
-    read = max(len(ranks), 1)
-    collectives = [
-        CollectiveRow(
-            kind=kind, calls=round(sum(r.calls for r in rows) / read), time_us=sum(r.time_us for r in rows) / read
-        )
-        for kind, rows in kinds.items()
-    ]
+    """The run's analysis: each rank's overlap with its waiting (`analyze.collectives`), the collectives averaged
+    over the ranks read, the straggler."""
+    ordered = sorted(ranks, key=lambda found: found[0].rank)
+    calls = [found[1] for found in ordered]
+    steps = max((found[0].steps for found in ordered), default=1)
+    waits = waiting_us(calls)
+    overlaps = [found[0] for found in ordered]
+    if waits is not None:
+        overlaps = [
+            o.model_copy(update={"waiting_us": wait / max(o.steps, 1)}) for o, wait in zip(overlaps, waits, strict=True)
+        ]
     return DistributedAnalysis(
-        ranks=sorted((overlap for overlap, _ in ranks), key=lambda o: o.rank),
-        collectives=sorted(collectives, key=lambda row: -row.time_us),
-        straggler=straggler(run),
-        notes=list(notes),
+        ranks=overlaps, collectives=collective_rows(calls, steps), straggler=straggler(run), notes=list(notes)
     )

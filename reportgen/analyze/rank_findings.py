@@ -1,5 +1,5 @@
-"""Findings of a distributed run: communication left exposed, a straggler, DDP buckets too few or too many, ranks
-that compiled different graphs."""
+"""Findings of a distributed run: communication left exposed, a straggler, ranks waiting for a late one at the
+collectives, DDP buckets too few or too many, ranks that compiled different graphs."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ __all__ = [
     "EXPOSED_SHARE",
     "MANY_BUCKETS",
     "STRAGGLER_PERCENT",
+    "WAITING_SHARE",
     "buckets",
     "different_graphs",
     "exposed_communication",
     "straggler_rank",
+    "waiting_for_rank",
 ]
 
 EXPOSED_SHARE: Final = 0.10
@@ -23,6 +25,8 @@ EXPOSED_SHARE: Final = 0.10
 STRAGGLER_PERCENT: Final = 5.0
 """A rank whose compiled step median is this much above the fastest rank's (and beyond the quartiles) holds the
 others back: every collective waits for it."""
+WAITING_SHARE: Final = 0.10
+"""Collectives waiting for another rank above this share of a rank's step: a late rank holds the others back."""
 MANY_BUCKETS: Final = 32
 """More all-reduces per step than this: each pays the collective's latency; larger buckets would pay it less often."""
 _BUCKETS = re.compile(r"created (\d+) buckets?")
@@ -73,6 +77,34 @@ def straggler_rank(analysis: Analysis) -> Finding | None:
         f"{slow.fastest_rank}'s, and their inter-quartile ranges do not overlap: every collective waits for it.",
         suggestion="Compare the two ranks' pages: a rank that compiled different graphs, recompiled, or shares its GPU "
         "or cores with other work is slower; so is one on a throttled or differently-linked GPU.",
+    )
+
+
+def waiting_for_rank(analysis: Analysis) -> Finding | None:
+    """The rank whose collectives wait longest for the others (above `WAITING_SHARE` of its step), and the rank that
+    waits least: the one that reaches the collectives last."""
+    found = analysis.distributed
+    timed = [o for o in found.ranks if o.waiting_us is not None and o.span_us > 0] if found is not None else []
+    if len(timed) < 2:
+        return None
+    worst = max(timed, key=lambda o: (o.waiting_us or 0.0) / o.span_us)
+    late = min(timed, key=lambda o: (o.waiting_us or 0.0, o.rank))
+    wait = worst.waiting_us or 0.0
+    if wait / worst.span_us <= WAITING_SHARE or late.rank == worst.rank:
+        return None
+    share = 100.0 * wait / worst.span_us
+    return Finding(
+        rule="waiting-for-rank",
+        severity="warning",
+        title=f"Rank {worst.rank} waits {share:.0f} % of its step for rank {late.rank} at the collectives",
+        evidence=f"Rank {worst.rank}'s collectives took {worst.communication_us / 1000:.3f} ms per step, "
+        f"{wait / 1000:.3f} ms of it ({share:.1f} % of its {worst.span_us / 1000:.3f} ms step) waiting for the other "
+        f"ranks to reach the same calls (each call's time beyond its shortest copy on any rank). Rank {late.rank} "
+        f"waits least ({(late.waiting_us or 0.0) / 1000:.3f} ms): it reaches the collectives last.",
+        suggestion=f"A collective makes every rank's step as long as the latest one's, so the step times match and "
+        f"no straggler shows there. Compare rank {late.rank}'s page with the others': host work before the collectives "
+        "that only it does, a busier CPU core, more kernels on its GPU. On a launch-bound step (little compute per "
+        "step), CUDA graphs (`mode: reduce-overhead`) cut the host time in which ranks drift apart.",
     )
 
 

@@ -304,7 +304,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 10
+ANALYSIS_REVISION = 11
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -316,7 +316,7 @@ kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost go
 op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
 compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's share of its row's cost, Inductor's
 estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`); 10: per-rank
-overlap of a distributed run (`distributed`)."""
+overlap of a distributed run (`distributed`); 11: its collectives' data and bus bandwidth, each rank's waiting."""
 
 
 class Roof(BundleModel):

@@ -83,6 +83,11 @@ class RankOverlap(BundleModel):
     communication_us: float = Field(description="Union of the collectives' intervals, per step.")
     overlapped_us: float = Field(description="Communication time during which compute ran too, per step.")
     span_us: float = Field(description="Step duration (the profiler's step spans), per step.")
+    waiting_us: float | None = Field(
+        default=None,
+        description="Communication time spent waiting for the other ranks to reach the same collectives, per step "
+        "(its kernels' time beyond each call's shortest copy on any rank); None when the ranks' calls do not pair up.",
+    )
     compute_strip: list[tuple[float, float]] = Field(
         default_factory=list, description="Compute's merged intervals in the first profiled step, from its start (us)."
     )
@@ -113,6 +118,14 @@ class CollectiveRow(BundleModel):
     kind: str
     calls: int = Field(description="Calls per step per rank.")
     time_us: float = Field(description="Device time per step per rank.")
+    bytes: float | None = Field(
+        default=None, description="Data per step per rank, nccl-tests' size S summed (None: the trace records none)."
+    )
+    bus_gbps: float | None = Field(
+        default=None,
+        description="Bus bandwidth (GB/s, nccl-tests' convention) over each call's shortest copy on any rank: "
+        "the transfer without the wait.",
+    )
 
 
 class Straggler(BundleModel):

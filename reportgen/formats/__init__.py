@@ -36,6 +36,7 @@ from reportgen.formats.stream import (
 )
 from reportgen.formats.trace import (
     RERUN_HINT,
+    CollectiveArgs,
     DeviceProperties,
     Event,
     Trace,
@@ -70,6 +71,7 @@ __all__ = [
     "RERUN_HINT",
     "STEP_PREFIX",
     "Anchor",
+    "CollectiveArgs",
     "DeviceProperties",
     "Event",
     "SeedProfile",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from reportgen.formats.bounds import DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
 from reportgen.formats.events import ATEN_PREFIX, CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
-from reportgen.formats.trace import TraceEvent
+from reportgen.formats.trace import CollectiveArgs, TraceEvent, collective_args
 
 __all__ = ["EventFilter"]
 
@@ -30,6 +30,8 @@ class EventFilter:
         self.events: list[TraceEvent] = []
         self.ops: list[tuple[str, float]] = []
         """(name, ts) of the ATen ops not kept as events (GPU traces keep only spans): what the counts need."""
+        self.collectives: dict[object, CollectiveArgs] = {}
+        """Communication kernels' `CollectiveArgs` by their correlation (few per step: one per collective)."""
         self._op_names: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._spans: dict[str, dict[str, bool]] = {}  # cat -> name -> kept: names repeat, decide once
@@ -82,6 +84,10 @@ class EventFilter:
                 correlation = args.get("correlation") if type(args) is dict else None
             else:
                 correlation = args.get("correlation") if type(args) is dict else None
+                if correlation is not None and "Collective name" in args:  # type: ignore[operator]
+                    call = collective_args(args)
+                    if call is not None:
+                        self.collectives[correlation] = call._replace(collective=self._intern(call.collective))
             if type(name) is str:
                 held = names.get(name)
                 name = held if held is not None else self._intern(name, counted=kind == _CPU)

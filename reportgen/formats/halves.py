@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple
 from reportgen.formats.bounds import TraceBounds, TraceTooLargeError
 from reportgen.formats.event_filter import EventFilter
 from reportgen.formats.inflate import EDGE_BYTES, GZIP_MAGIC
-from reportgen.formats.trace import Trace, TraceEvent, header_fields
+from reportgen.formats.trace import CollectiveArgs, Trace, TraceEvent, header_fields
 from reportgen.formats.trace_text import (
     BETWEEN_EVENTS,
     EVENTS_START,
@@ -43,7 +43,7 @@ class _Range:
         self._file.close()
 
 
-_Half = tuple[list[tuple[Any, ...]], float, float, int, list[tuple[str, float]]]
+_Half = tuple[list[tuple[Any, ...]], float, float, int, list[tuple[str, float]], dict[object, CollectiveArgs]]
 
 
 def _read_range(
@@ -55,7 +55,8 @@ def _read_range(
             chooser.keep(events)
     finally:
         source.close()
-    return [tuple(event) for event in chooser.events], chooser.first_us, chooser.last_us, chooser.seen, chooser.ops
+    events = [tuple(event) for event in chooser.events]
+    return events, chooser.first_us, chooser.last_us, chooser.seen, chooser.ops, chooser.collectives
 
 
 class _Split(NamedTuple):
@@ -124,4 +125,6 @@ def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int, bounds: 
     header = read_header(split.head, b"]" + split.trailing, path)
     extent = (first_us, last_us) if first_us <= last_us else None
     ops = first_half[4] + second_half[4]
-    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, ops=ops, **header_fields(header))
+    calls = {**first_half[5], **second_half[5]}
+    fields = header_fields(header)
+    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, ops=ops, collectives=calls, **fields)

@@ -133,6 +133,7 @@ def _read_stream(path: Path, device: Literal["cuda", "cpu"], bounds: TraceBounds
         cpu_extent_us=extent,
         compact=True,
         ops=chooser.ops,
+        collectives=chooser.collectives,
         **header_fields(header),
     )
 

@@ -23,10 +23,12 @@ from reportgen.formats.inflate import GZIP_MAGIC
 
 __all__ = [
     "RERUN_HINT",
+    "CollectiveArgs",
     "DeviceProperties",
     "Event",
     "Trace",
     "TraceEvent",
+    "collective_args",
     "compact_event",
     "device_time_by_name",
     "header_fields",
@@ -76,6 +78,43 @@ def compact_event(raw: object) -> TraceEvent | None:
     )
 
 
+class CollectiveArgs(NamedTuple):
+    """What the profiler records on a communication kernel (`args` of an NCCL kernel event, torch >= 2.1):
+    the collective, its element counts, the ranks in its group and the element type."""
+
+    collective: str
+    in_nelems: int | None
+    out_nelems: int | None
+    group_size: int | None
+    dtype: str | None
+
+
+_ARG_CHARS = 64
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def collective_args(args: object) -> CollectiveArgs | None:
+    """The `CollectiveArgs` of an event's `args`; None when it names no collective. Strings are cut to 64 characters
+    and malformed counts become None (a trace is untrusted input)."""
+    if type(args) is not dict:
+        return None
+    name = args.get("Collective name")
+    if not isinstance(name, str) or not name:
+        return None
+    dtype = args.get("dtype")
+    group = _count(args.get("Group size"))
+    return CollectiveArgs(
+        name[:_ARG_CHARS],
+        _count(args.get("In msg nelems")),
+        _count(args.get("Out msg nelems")),
+        group if group else None,
+        dtype[:_ARG_CHARS] if isinstance(dtype, str) else None,
+    )
+
+
 RERUN_HINT = "the run may have been killed while writing the trace; run the recipe again"
 
 
@@ -104,6 +143,7 @@ class Trace:
         (`reportgen.formats.stream`); None when `events` holds them all
     :param compact: `events` are `TraceEvent`s already (streamed), not raw events
     :param ops: (name, ts) of the ATen ops a streamed GPU trace left out of `events` (it keeps only spans there)
+    :param collectives: a streamed trace's communication kernels' `CollectiveArgs` by their `correlation`
     """
 
     path: Path
@@ -115,6 +155,20 @@ class Trace:
     cpu_extent_us: tuple[float, float] | None = None
     compact: bool = False
     ops: Sequence[tuple[str, float]] = field(default=(), repr=False)
+    collectives: Mapping[object, CollectiveArgs] = field(default_factory=dict, repr=False)
+
+    def collective_calls(self) -> Mapping[object, CollectiveArgs]:
+        """Communication kernels' `CollectiveArgs` by their `correlation` (empty when the trace records none)."""
+        if self.compact:
+            return self.collectives
+        found: dict[object, CollectiveArgs] = {}
+        for raw in self.events:
+            if isinstance(raw, dict) and raw.get("cat") in GPU_WORK_CATS:
+                args = raw.get("args")
+                call = collective_args(args)
+                if call is not None and isinstance(args, dict) and args.get("correlation") is not None:
+                    found[args["correlation"]] = call
+        return found
 
     def records(self) -> Sequence[TraceEvent]:
         """The events as `TraceEvent`s, which is what the analyses read."""

@@ -16,6 +16,7 @@ RANK_HEADER = [
     "Communication (ms)",
     "Overlapped (%)",
     "Exposed (ms)",
+    "Waiting (ms)",
     "Busy (%)",
     "Peak memory (GiB)",
 ]
@@ -33,6 +34,14 @@ def _steps(times: StepTimes | None) -> str:
 
 def _ms(us: float | None) -> str:
     return f"{us / 1000:.3f}" if us is not None else MISSING
+
+
+def _mb(value: float | None) -> str:
+    return f"{value / 1e6:.3g}" if value is not None else MISSING
+
+
+def _gbps(value: float | None) -> str:
+    return f"{value:.1f}" if value is not None else MISSING
 
 
 def _pct(value: float | None) -> str:
@@ -56,6 +65,7 @@ def _row(rank: RankRun, overlap: RankOverlap | None, link: bool) -> list[str]:
         _ms(overlap.communication_us if overlap else None),
         _pct(overlap.overlap_percent if overlap else None),
         _ms(overlap.exposed_us if overlap else None),
+        _ms(overlap.waiting_us if overlap else None),
         _pct(overlap.busy_percent if overlap else None),
         f"{rank.peak_memory_bytes / 2**30:.2f}" if rank.peak_memory_bytes else MISSING,
     ]
@@ -106,7 +116,8 @@ def distributed_section(
         "Compute and communication are unions of intervals on each rank's timeline (NCCL kernels against the other "
         "kernels on a GPU; gloo's collective spans against the ATen ops and Inductor kernels on the CPU); "
         "*overlapped* is the share of communication with compute beside it, as HTA defines it; *exposed* is the "
-        "communication time with none.",
+        "communication time with none; *waiting* is the part of the communication spent waiting for the other ranks "
+        "to reach the same call (a call's time beyond its shortest copy on any rank).",
     ]
     if chart is not None:
         blocks.append(
@@ -118,8 +129,17 @@ def distributed_section(
             )
         )
     if analysis is not None and analysis.collectives:
-        table = [[code_span(c.kind), str(c.calls), _ms(c.time_us)] for c in analysis.collectives]
-        blocks.append(list_table(["Collective", "Calls", "Time (ms)"], table, title="Collectives per step per rank"))
+        table = [
+            [code_span(c.kind), str(c.calls), _ms(c.time_us), _mb(c.bytes), _gbps(c.bus_gbps)]
+            for c in analysis.collectives
+        ]
+        header = ["Collective", "Calls", "Time (ms)", "Data (MB)", "Bus bandwidth (GB/s)"]
+        blocks.append(list_table(header, table, title="Collectives per step per rank"))
+        blocks.append(
+            "Data and bus bandwidth follow nccl-tests' conventions (all-reduce moves 2(n-1)/n of its buffer over the "
+            "bus, all-gather and reduce-scatter (n-1)/n of the whole); bus bandwidth is taken over each call's "
+            "shortest copy on any rank, the transfer without the wait."
+        )
     if run.splits:
         blocks.append("DDPOptimizer's graph splits (rank 0's log):\n\n" + code_block("\n\n".join(run.splits)))
     if analysis is not None and analysis.notes:

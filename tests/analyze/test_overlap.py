@@ -66,7 +66,7 @@ def test_a_recorded_gloo_rank_overlaps_as_its_raw_events_say(rank: int) -> None:
     path = DDP_GLOO_TRACES[rank]
     trace = read_trace(path, "cpu")
     steps = attribute_graphs(trace, "cpu").steps
-    overlap, collectives = rank_overlap(trace, "cpu", steps, rank)
+    overlap, calls = rank_overlap(trace, "cpu", steps, rank)
     intervals, step_spans = _raw_gloo(path)
     assert len(step_spans) == overlap.steps == 2
     windows = [(s.window_start_us, s.window_start_us + s.wall_us) for s in steps]
@@ -78,8 +78,8 @@ def test_a_recorded_gloo_rank_overlaps_as_its_raw_events_say(rank: int) -> None:
     assert overlap.compute_us == pytest.approx(expected["compute"] / 2, rel=1e-9)
     assert overlap.overlapped_us == pytest.approx(expected["both"] / 2, rel=1e-9)
     assert overlap.exposed_us == pytest.approx((expected["comm"] - expected["both"]) / 2, rel=1e-9)
-    calls = sum(1 for start, _ in intervals["comm"] if _covered(start, windows))
-    assert [(c.kind, c.calls) for c in collectives] == [("all_reduce", calls // 2)]
+    spans = sorted(start for start, _ in intervals["comm"] if _covered(start, windows))
+    assert [(c.kind, c.start_us, c.size_bytes) for c in calls] == [("all_reduce", start, None) for start in spans]
 
 
 def _event(name: str, cat: str, ts: float, dur: float, tid: int = 7) -> dict[str, Any]:
@@ -95,11 +95,11 @@ def test_nccl_kernels_against_the_other_kernels_on_a_gpu() -> None:
         _event("aten::add", "cpu_op", 0, 400, tid=1),  # host work is not the device's compute
         _event("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 100, 50, tid=9),  # nor is a copy (as HTA counts)
     ]
-    overlap, collectives = rank_overlap(Trace(path=Path("gpu.json"), events=events), "cuda", [], 3)
+    overlap, calls = rank_overlap(Trace(path=Path("gpu.json"), events=events), "cuda", [], 3)
     assert (overlap.rank, overlap.steps, overlap.span_us) == (3, 1, 250.0)
     assert (overlap.compute_us, overlap.communication_us, overlap.overlapped_us) == (200.0, 100.0, 50.0)
     assert overlap.exposed_us == 50.0 and overlap.overlap_percent == 50.0 and overlap.busy_percent == 100.0
-    assert [(c.kind, c.calls, c.time_us) for c in collectives] == [("all_reduce", 1, 100.0)]
+    assert [(c.kind, c.start_us, c.dur_us) for c in calls] == [("all_reduce", 80.0, 100.0)]
 
 
 @pytest.mark.parametrize(
@@ -175,4 +175,5 @@ def test_combine_averages_the_collectives_over_the_ranks_read() -> None:
     found = combine([two, one], run, ["rank 2's trace was not read"])
     assert [o.rank for o in found.ranks] == [0, 1]
     assert [(c.kind, c.calls, c.time_us) for c in found.collectives] == [("all_reduce", 1, 30.0)]
+    assert [o.waiting_us for o in found.ranks] == [0.0, 20.0]  # rank 1's all-reduce took 20 us beyond rank 0's
     assert found.notes == ["rank 2's trace was not read"]

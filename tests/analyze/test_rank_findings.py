@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from reportgen.analyze.findings import findings
-from reportgen.analyze.rank_findings import buckets, different_graphs, exposed_communication, straggler_rank
+from reportgen.analyze.rank_findings import (
+    buckets,
+    different_graphs,
+    exposed_communication,
+    straggler_rank,
+    waiting_for_rank,
+)
 from reportgen.bundle import (
     Analysis,
     CollectiveRow,
@@ -87,3 +93,18 @@ def test_the_distributed_findings_lead_the_others() -> None:
     manifest = _run(graphs=(("a",), ("b",)))
     rules = [f.rule for f in findings(manifest, None, _analysis(_overlap(0, 500.0)))]
     assert rules[:2] == ["different-graphs", "exposed-communication"]
+
+
+def _waiting(rank: int, waiting_us: float | None) -> RankOverlap:
+    return _overlap(rank, 0.0).model_copy(update={"communication_us": 450.0, "waiting_us": waiting_us})
+
+
+def test_waiting_for_a_rank_names_the_one_that_waits_and_the_one_that_arrives_last() -> None:
+    finding = waiting_for_rank(_analysis(_waiting(0, 400.0), _waiting(1, 3.0), _waiting(2, 150.0)))
+    assert finding is not None and finding.rule == "waiting-for-rank"
+    assert finding.title == "Rank 0 waits 40 % of its step for rank 1 at the collectives"
+    assert "0.400 ms of it (40.0 % of its 1.000 ms step)" in finding.evidence
+    assert "Rank 1 waits least (0.003 ms)" in finding.evidence
+    assert waiting_for_rank(_analysis(_waiting(0, 100.0), _waiting(1, 0.0))) is None  # a tenth: not above it
+    assert waiting_for_rank(_analysis(_waiting(0, None), _waiting(1, None))) is None  # calls did not pair up
+    assert waiting_for_rank(_analysis(_waiting(0, 900.0))) is None  # one rank waits for no one

@@ -7,7 +7,15 @@ from pathlib import Path
 from docutils.core import publish_string
 from myst_parser.parsers.docutils_ import Parser
 
-from reportgen.bundle import DistributedAnalysis, DistributedRun, RankOverlap, RankRun, StepTimes, Straggler
+from reportgen.bundle import (
+    CollectiveRow,
+    DistributedAnalysis,
+    DistributedRun,
+    RankOverlap,
+    RankRun,
+    StepTimes,
+    Straggler,
+)
 from reportgen.render.distributed import distributed_section, rank_page
 from reportgen.render.graph_charts import ranks_chart
 
@@ -56,9 +64,29 @@ def test_the_section_has_a_row_per_rank_with_its_overlap_and_a_headline() -> Non
     assert "Every rank compiled the same graphs." in text and "r-ranks.png" in text
     rows = text.split("* - ")[2:]
     assert rows[0].startswith("{doc}`rank 0 <rank-0>`\n  - ok\n  - 10.000 [9.900, 10.100]\n  - 12.000")
-    assert "  - 8.000\n  - 2.000\n  - 75.0\n  - 0.500\n  - 85.0\n  - —" in rows[0]  # busy: 8 + 2 - 1.5 of 10 ms
+    assert "  - 8.000\n  - 2.000\n  - 75.0\n  - 0.500\n  - —\n  - 85.0\n  - —" in rows[0]  # busy: 8 + 2 - 1.5 of 10 ms
     assert "  - 3.00\n" in rows[1]  # GiB
     assert distributed_section(None, analysis) == ""
+
+
+def test_the_collectives_table_gives_data_and_bus_bandwidth_and_ranks_their_waiting() -> None:
+    analysis = DistributedAnalysis(
+        ranks=[
+            RankOverlap(
+                rank=0, steps=3, compute_us=3000, communication_us=44000, overlapped_us=3000, span_us=45000,
+                waiting_us=42700,
+            ),
+        ],
+        collectives=[
+            CollectiveRow(kind="all_gather", calls=12, time_us=13036.0, bytes=100.9e6, bus_gbps=139.92),
+            CollectiveRow(kind="broadcast", calls=2, time_us=12.0),
+        ],
+    )  # fmt: skip
+    text = distributed_section(_run(), analysis)
+    assert "  - 41.000\n  - 42.700\n" in text.split("* - ")[2]  # exposed, then waiting
+    assert "* - `all_gather`\n  - 12\n  - 13.036\n  - 101\n  - 139.9" in text
+    assert "* - `broadcast`\n  - 2\n  - 0.012\n  - —\n  - —" in text  # no sizes recorded: no guess
+    assert "nccl-tests' conventions" in text
 
 
 def test_a_failed_rank_leads_the_headline_and_a_hostile_error_stays_text() -> None:
