@@ -6,6 +6,7 @@ written and can never inject MyST directives, roles or HTML.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -53,6 +54,13 @@ class ChartFiles:
     """One roofline per graph with counted kernels: graph number (as text) -> file."""
     ranks: str | None = None
     """A distributed run's ranks over one profiled step."""
+
+    def names(self) -> list[str]:
+        """Every chart file drawn, the per-graph ones included."""
+        found: list[str | None] = []
+        for value in dataclasses.astuple(self):
+            found += list(value.values()) if isinstance(value, dict) else [value]  # per-graph charts: a dict
+        return [name for name in found if name is not None]
 
 
 def _bullets(items: Iterable[tuple[str, str]]) -> str:

@@ -16,7 +16,6 @@ Layout written under `reports_dir` (`render.incremental` decides which bundles t
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -280,7 +279,7 @@ def _write_report(
     if section := sources_section(sources):
         page = f"{page.rstrip()}\n\n{section}\n"
     files.append(_write_page(page_dir, "index", f"{ORPHAN}\n\n{page}"))
-    files.extend(name for name in dataclasses.astuple(charts) if name is not None)
+    files.extend(charts.names())
     files.extend(d.file for d in downloads)
     files.extend(history_files)
     return set(files), spark

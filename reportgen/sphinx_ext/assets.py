@@ -72,10 +72,7 @@ class BundleAssets:
 
     def names(self) -> list[str]:
         """The names of all files in `directory` that a page may show."""
-        found: list[str | None] = [self.recipe]
-        for value in dataclasses.astuple(self.charts):
-            found += list(value.values()) if isinstance(value, dict) else [value]  # per-graph charts: a dict
-        return [name for name in found if name is not None]
+        return [*([self.recipe] if self.recipe is not None else []), *self.charts.names()]
 
 
 def source_uri(path: Path, srcdir: Path) -> str:

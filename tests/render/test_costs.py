@@ -119,3 +119,13 @@ def test_each_graph_with_a_counted_kernel_gets_its_roofline_above_its_table(tmp_
     text = graph_kernels_section(analysis, manifest, None, figure=figure, rooflines=charts)
     first, second = text.split("### forward \\(graph 1\\)")
     assert "[figure roofline-graph-0.png: Roofline of forward (graph 0)]" in first and "[figure" not in second
+
+
+def test_every_chart_file_is_listed_the_per_graph_rooflines_included() -> None:
+    """A report's written files are these names (a set of them): a dict among them broke every GPU site build with
+    per-graph rooflines."""
+    from reportgen.render.pages import ChartFiles
+
+    charts = ChartFiles(top_kernels="t.png", roofline="r.png", graph_rooflines={"0": "r0.png", "1": "r1.png"})
+    assert sorted(charts.names()) == ["r.png", "r0.png", "r1.png", "t.png"]
+    assert set(charts.names())  # hashable: `_write_report` returns a set of them
