@@ -55,7 +55,6 @@ def _panel(axes: Axes, lines: Sequence[Series], value: Value, low_high: Callable
     axes.set_xticks(range(len(ticks)), [chart_text(t) for t in ticks], fontsize=8)
     axes.set_title(title, fontsize=9)
     axes.grid(alpha=0.3)
-    axes.set_ylim(bottom=0)
 
 
 def sweep_chart(lines: Sequence[Series], axis: str, path: Path, recompiles: bool = False) -> Path:
@@ -79,6 +78,7 @@ def sweep_chart(lines: Sequence[Series], axis: str, path: Path, recompiles: bool
         unused.set_visible(False)
     for one in grid[:panels]:
         one.set_xlabel(chart_text(axis), fontsize=8)
+        one.set_ylim(bottom=0)  # after every line of the panel: an earlier call would freeze the top at the first's
     handles, labels = grid[0].get_legend_handles_labels()
     count = len(lines)
     figure.legend(handles[:count], labels[:count], fontsize=7, loc="outside lower center", ncol=min(3, count or 1))
