@@ -143,8 +143,8 @@ def different_graphs(manifest: Manifest) -> Finding | None:
     if run is None or run.same_graphs is not False:
         return None
     groups: dict[tuple[str, ...], list[int]] = {}
-    for rank in run.ranks:
-        groups.setdefault(tuple(rank.graphs), []).append(rank.rank)
+    for rank, keys in zip(run.ranks, run.graph_keys(), strict=True):
+        groups.setdefault(tuple(keys), []).append(rank.rank)
     listed = "; ".join(
         f"ranks {', '.join(map(str, ranks))}: {len(graphs)} wrappers" for graphs, ranks in groups.items()
     )

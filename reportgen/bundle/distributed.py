@@ -44,7 +44,12 @@ class RankRun(BundleModel):
     peak_memory_bytes: int | None = Field(default=None, description="Peak device memory of its compiled steps.")
     trace_file: str | None = Field(default=None, description="Its profiled compiled steps (bundle-relative).")
     graphs: list[str] = Field(
-        default_factory=list, description="SHA-256 of each compiled module's source it loaded, sorted."
+        default_factory=list, description="The compiled wrapper modules it loaded (Inductor's file names), sorted."
+    )
+    graph_digests: list[str] = Field(
+        default_factory=list,
+        description="A digest of each wrapper's source with its device index and cache names blanked out, sorted: "
+        "equal on ranks that compiled the same graphs (each rank's own GPU index is in its wrappers).",
     )
 
 
@@ -65,10 +70,17 @@ class DistributedRun(BundleModel):
         failed = [r for r in self.ranks if r.status in ("failed", "oom")]
         return min(failed, key=lambda r: (r.failed_at is None, r.failed_at or 0.0, r.rank)) if failed else None
 
+    def graph_keys(self) -> list[list[str]]:
+        """Each rank's compiled graphs as compared: device-neutral digests when every rank recorded them, else the
+        wrappers' names."""
+        digests = all(r.graph_digests for r in self.ranks)
+        return [r.graph_digests if digests else r.graphs for r in self.ranks]
+
     @property
     def same_graphs(self) -> bool | None:
-        """Whether every rank loaded the same compiled modules (None: a rank recorded none)."""
-        sets = [tuple(r.graphs) for r in self.ranks]
+        """Whether every rank compiled the same graphs (None: a rank recorded none): by their device-neutral digests
+        when every rank recorded them, else by the wrappers' names (equal only on one device type, e.g. CPU ranks)."""
+        sets = [tuple(keys) for keys in self.graph_keys()]
         if not sets or any(not s for s in sets):
             return None
         return len(set(sets)) == 1

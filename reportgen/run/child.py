@@ -35,6 +35,7 @@ from reportgen.recipe import Recipe
 from reportgen.run import distributed, window
 from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
+from reportgen.run.ranks import neutral_digest
 
 if TYPE_CHECKING:
     from reportgen.run.provenance import ProvenanceRecorder
@@ -185,9 +186,10 @@ def _warm_up_compiled(
     for _ in range(max(recipe.profile.warmup - 1, 0)):
         measure.time_call(work, compiled)
     loaded = inductor.loaded_modules()
-    graphs = sorted(Path(f).name for f in inductor.module_files([m for m in loaded if inductor.is_wrapper(m)]))
+    wrappers = inductor.module_files([m for m in loaded if inductor.is_wrapper(m)])
+    graphs, digests = sorted(Path(f).name for f in wrappers), sorted(neutral_digest(f) for f in wrappers)
     modules = copy_modules(inductor.module_files(loaded), out_dir) if copy else []
-    progress.update(stage="compile", modules=modules, graphs=graphs)
+    progress.update(stage="compile", modules=modules, graphs=graphs, graph_digests=digests)
 
 
 def _time_steps(

@@ -43,4 +43,5 @@ class ChildResult(BaseModel):
     isolation: Isolation | None = None
     failed_at: float | None = None
     graphs: list[str] = []
+    graph_digests: list[str] = []
     splits: list[str] = []

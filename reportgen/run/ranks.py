@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -12,7 +13,23 @@ from reportgen.bundle import DistributedRun, RankRun, rank_dir
 from reportgen.recipe import Recipe
 from reportgen.run.protocol import CHILD_RESULT, ChildResult
 
-__all__ = ["child_command", "gather_ranks", "visible_gpus"]
+__all__ = ["child_command", "gather_ranks", "neutral_digest", "visible_gpus"]
+
+_DEVICE_INDEX = re.compile(
+    r"""(index=|cuda:|set_device\(|device_?guard\(|get_raw_stream\(|['"]device['"]: )\d+""", re.I
+)
+"""Where a wrapper names its rank's GPU: `device(type='cuda', index=1)`, `cuda:1`, `set_device(1)`, `_DeviceGuard(1)`,
+`get_raw_stream(1)`, Triton's `'device': 1`."""
+_CACHE_NAME = re.compile(r"\b[a-z0-9]{52}\b")
+"""Inductor's cache file names (a base32 hash of the source, which holds the device index)."""
+
+
+def neutral_digest(path: str | Path) -> str:
+    """SHA-256 (16 hex digits) of a compiled wrapper's source with the device index and cache names blanked out: equal
+    on two ranks that compiled the same graph for their own GPUs."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return hashlib.sha256(_CACHE_NAME.sub("H", _DEVICE_INDEX.sub(r"\1N", text)).encode()).hexdigest()[:16]
+
 
 _GPU_NODE = re.compile(r"nvidia\d+")
 
@@ -100,6 +117,7 @@ def gather_ranks(
                 peak_memory_bytes=metrics.peak_memory_compiled_bytes,
                 trace_file=existing(f"{folder}{result.trace_file}") if result.trace_file else None,
                 graphs=result.graphs,
+                graph_digests=result.graph_digests,
             )
         )
     device = leader.environment.device if leader is not None and leader.environment is not None else "cpu"

@@ -164,6 +164,12 @@ def test_the_ranks_compiled_the_same_graphs_only_when_every_rank_names_the_same_
         RankRun(rank=0, status="ok", stage="done", graphs=a), RankRun(rank=1, status="failed", stage="model")
     )
     assert (same.same_graphs, differ.same_graphs, unknown.same_graphs) == (True, False, None)
+    gpus = _run(  # each rank's wrappers name its own GPU, so their files differ; their device-neutral digests do not
+        RankRun(rank=0, status="ok", stage="done", graphs=a, graph_digests=["d1", "d2"]),
+        RankRun(rank=1, status="ok", stage="done", graphs=b, graph_digests=["d1", "d2"]),
+    )
+    assert gpus.same_graphs is True
+    assert _run(gpus.ranks[0], gpus.ranks[1].model_copy(update={"graph_digests": ["d1", "d3"]})).same_graphs is False
 
 
 def test_combine_averages_the_collectives_over_the_ranks_read() -> None:

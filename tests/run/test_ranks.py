@@ -9,7 +9,8 @@ import pytest
 from reportgen.bundle import Metrics, StepTimes
 from reportgen.recipe import Recipe
 from reportgen.run.protocol import CHILD_RESULT, ChildResult
-from reportgen.run.ranks import child_command, gather_ranks, visible_gpus
+from reportgen.run.ranks import child_command, gather_ranks, neutral_digest, visible_gpus
+from tests.data import DATA_DIR
 
 __all__: list[str] = []
 
@@ -102,3 +103,25 @@ def test_the_ranks_records_are_gathered_and_the_followers_files_removed(tmp_path
 def test_a_run_that_is_not_distributed_has_no_ranks(tmp_path: Path) -> None:
     plain = _recipe().model_copy(update={"distributed": None})
     assert gather_ranks(plain, tmp_path, None, {}, lambda name: name, lambda text: text) is None
+
+
+def test_two_ranks_wrappers_of_the_same_graph_digest_alike_and_another_graph_does_not(tmp_path: Path) -> None:
+    """A real H100 wrapper (mixnet_l training, rank 0's GPU) and the same wrapper as rank 1 writes it: each of its
+    device-index spellings counted in it and moved to GPU 1, and its cache names to another hash."""
+    import tarfile
+
+    with tarfile.open(DATA_DIR / "h100-mixnet_l-train-amp" / "modules.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    wrapper = next(tmp_path.rglob("cgwmvp7wyphwdxhkrfx3s6lpg4rad6xdvrqb7usg57evi5sjlkl2.py"))
+    text = wrapper.read_text()
+    spellings = {"DeviceGuard(0)": 2, "cuda:0": 6, "get_raw_stream(0)": 1, "index=0": 1, "set_device(0)": 2}
+    assert {s: text.count(s) for s in spellings} == spellings
+    rank1 = text
+    for spelling in spellings:
+        rank1 = rank1.replace(spelling, spelling.replace("0", "1"))
+    rank1 = rank1.replace(wrapper.stem, "c" + "q" * 51)
+    other = text.replace("def call(", "def call(  ", 1)  # any other change of the source
+    for name, source in (("rank1.py", rank1), ("other.py", other)):
+        (tmp_path / name).write_text(source)
+    assert neutral_digest(wrapper) == neutral_digest(tmp_path / "rank1.py") != neutral_digest(tmp_path / "other.py")
+    assert rank1 != text
