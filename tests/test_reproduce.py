@@ -27,12 +27,14 @@ def _cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def variant_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real CPU bundle of one variant of `addmul_variants.yaml` (recipe path relative to the work dir)."""
+    """A real CPU bundle of one variant of `addmul_variants.yaml` (recipe path relative to the work dir).
+
+    Only that variant runs (`--variant`): the tests read no other bundle, and reproducing reads only its own."""
     work = tmp_path_factory.mktemp("work")
     (work / "recipes").mkdir()
     for name in ("addmul_variants.yaml", "tiny_models.py"):
         (work / "recipes" / name).write_text((RECIPES / name).read_text())
-    proc = _cli("run", "recipes/addmul_variants.yaml", "-o", "results", cwd=work)
+    proc = _cli("run", "recipes/addmul_variants.yaml", "--variant", "fullgraph", "-o", "results", cwd=work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return work / "results" / "addmul_variants--fullgraph"
 

@@ -168,7 +168,7 @@ def test_a_recipe_that_leaves_a_setsid_grandchild_leaves_no_process(
     )
     try:
         bundle = run_recipe(
-            load_recipe(recipe), recipe, tmp_path / "results", RunOptions(timeout_s=30 if end == "hangs" else None)
+            load_recipe(recipe), recipe, tmp_path / "results", RunOptions(timeout_s=15 if end == "hangs" else None)
         )
         assert read_manifest(bundle).status.value == status, read_manifest(bundle).error
         pid = int(pid_file.read_text())
