@@ -38,7 +38,7 @@ def tests(session: nox.Session) -> None:
     """The test suite (CPU only; real torch.compile and Sphinx builds).
 
     Two workers (pytest-xdist), each test file whole on one (its module fixtures run once): most tests wait on a
-    child that keeps one core busy: on a 2-core machine the suite took 1057 s instead of 1361 s. `-n 0`
+    child that keeps one core busy: on a 2-core machine the suite took 929 s instead of 1361 s. `-n 0`
     after `--` runs it in one process.
     """
     _install(session, "test")
