@@ -31,7 +31,7 @@ from typing import Literal
 
 from reportgen.analyze.categories import categorize
 from reportgen.bundle import Kernel, KernelTable
-from reportgen.formats import CPU_CATS, GPU_WORK_CATS, STEP_PREFIX, Trace, TraceEvent, is_cpu_span
+from reportgen.formats import CPU_CATS, GPU_WORK_CATS, KERNEL_CAT, STEP_PREFIX, Trace, TraceEvent, is_cpu_span
 
 __all__ = [
     "TimedOp",
@@ -106,10 +106,37 @@ def kernel_table(trace: Trace, device: Literal["cuda", "cpu"], profiled_steps: i
         samples = _iter_cpu_self_times(trace.records())
     rows = aggregate_by_name(samples, device)
     total_us = sum(row.time_us for row in rows)
+    moved = _copied_bytes(trace) if device == "cuda" else {}
     kernels = [
-        Kernel(name=r.name, category=r.category, device_time_us=r.time_us, count=r.count, share=r.share) for r in rows
+        Kernel(
+            name=r.name,
+            category=r.category,
+            device_time_us=r.time_us,
+            count=r.count,
+            share=r.share,
+            recorded_bytes=moved.get(r.name),
+        )
+        for r in rows
     ]
     return KernelTable(device=device, profiled_steps=profiled_steps, total_us=total_us, kernels=kernels)
+
+
+def _copied_bytes(trace: Trace) -> dict[str, float]:
+    """Bytes the copies and fills moved, summed by name (each event's recorded `bytes`); a name with any event
+    that recorded none has none."""
+    recorded = trace.copies()
+    if not recorded:
+        return {}
+    total: dict[str, float] = {}
+    missing: set[str] = set()
+    for e in trace.records():
+        if e.cat in GPU_WORK_CATS and e.cat != KERNEL_CAT and e.name is not None and e.dur is not None and e.dur >= 0:
+            got = recorded.get(e.correlation)
+            if got is None:
+                missing.add(e.name)
+            else:
+                total[e.name] = total.get(e.name, 0.0) + got
+    return {name: moved for name, moved in total.items() if name not in missing}
 
 
 def _iter_ops(events: Iterable[TraceEvent]) -> Iterator[TimedOp]:

@@ -66,7 +66,7 @@ def with_graph_costs(graphs: list[GraphAnalysis], table: KernelTable) -> list[Gr
     rows = {
         row.name: row
         for row in table.kernels
-        if (row.cost is not None or row.estimated_bytes is not None) and row.count > 0
+        if (row.cost is not None or row.estimated_bytes is not None or row.recorded_bytes is not None) and row.count > 0
     }
     out = []
     for graph in graphs:
@@ -78,8 +78,12 @@ def with_graph_costs(graphs: list[GraphAnalysis], table: KernelTable) -> list[Gr
                 continue
             part = kernel.count / row.count
             if row.cost is None:
-                assert row.estimated_bytes is not None
-                kernels.append(kernel.model_copy(update={"estimated_bytes": row.estimated_bytes * part}))
+                shares = {
+                    key: value * part
+                    for key, value in (("estimated_bytes", row.estimated_bytes), ("recorded_bytes", row.recorded_bytes))
+                    if value is not None
+                }
+                kernels.append(kernel.model_copy(update=shares))
                 continue
             cost = row.cost.model_copy(
                 update={

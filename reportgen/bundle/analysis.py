@@ -69,16 +69,20 @@ class KernelCost(BundleModel):
 
 
 class _Moves:
-    """`bytes_moved` of a kernel row with a `cost` and an `estimated_bytes`."""
+    """`bytes_moved` of a kernel row with a `cost`, `recorded_bytes` and an `estimated_bytes`."""
 
     cost: KernelCost | None
     estimated_bytes: float | None
+    recorded_bytes: float | None
 
     @property
     def bytes_moved(self) -> tuple[float, bool] | None:
-        """(bytes over the profiled steps, whether Inductor estimated them): the cost's, else the estimate."""
+        """(bytes over the profiled steps, whether Inductor estimated them): the cost's, else a copy's or fill's
+        recorded bytes, else the estimate."""
         if self.cost is not None and self.cost.bytes is not None:
             return self.cost.bytes, self.cost.estimated
+        if self.recorded_bytes is not None:
+            return self.recorded_bytes, False
         return None if self.estimated_bytes is None else (self.estimated_bytes, True)
 
 
@@ -86,6 +90,7 @@ _ESTIMATED_BYTES = (
     "Where no cost is known: Inductor's estimate of the bytes a Triton kernel moved over the profiled steps "
     "(`kernel_num_gb` x launches)."
 )
+_RECORDED_BYTES = "A copy's or fill's bytes over the profiled steps, as the profiler recorded each (`args.bytes`)."
 
 
 class Kernel(_Moves, BundleModel):
@@ -98,6 +103,7 @@ class Kernel(_Moves, BundleModel):
     share: float = Field(description="Fraction of the table's total time, 0..1.")
     cost: KernelCost | None = Field(default=None, description="FLOPs and bytes, where an op of known cost ran it.")
     estimated_bytes: float | None = Field(default=None, description=_ESTIMATED_BYTES)
+    recorded_bytes: float | None = Field(default=None, description=_RECORDED_BYTES)
 
     @property
     def mean_us(self) -> float:
@@ -147,6 +153,7 @@ class GraphKernel(_Moves, BundleModel):
         default=None, description="Its share of the kernel table row's FLOPs and bytes (by launches), with its roof."
     )
     estimated_bytes: float | None = Field(default=None, description=_ESTIMATED_BYTES)
+    recorded_bytes: float | None = Field(default=None, description=_RECORDED_BYTES)
 
     @property
     def mean_us(self) -> float:
@@ -304,7 +311,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 11
+ANALYSIS_REVISION = 12
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -316,7 +323,8 @@ kernel rows whose launching op has a known cost (`Kernel.cost`); 8: that cost go
 op's arithmetic only (not the layout transforms, fills and elementwise kernels beside them); 9: runtime per
 compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's share of its row's cost, Inductor's
 estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`); 10: per-rank
-overlap of a distributed run (`distributed`); 11: its collectives' data and bus bandwidth, each rank's waiting."""
+overlap of a distributed run (`distributed`); 11: its collectives' data and bus bandwidth, each rank's waiting;
+12: copies' and fills' recorded bytes (`recorded_bytes`)."""
 
 
 class Roof(BundleModel):

@@ -8,7 +8,15 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from reportgen.formats.bounds import DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError
-from reportgen.formats.events import ATEN_PREFIX, CPU_CATS, GPU_WORK_CATS, LAUNCH_CATS, is_cpu_span, is_graph_span
+from reportgen.formats.events import (
+    ATEN_PREFIX,
+    CPU_CATS,
+    GPU_WORK_CATS,
+    KERNEL_CAT,
+    LAUNCH_CATS,
+    is_cpu_span,
+    is_graph_span,
+)
 from reportgen.formats.trace import CollectiveArgs, TraceEvent, collective_args
 
 __all__ = ["EventFilter"]
@@ -31,6 +39,8 @@ class EventFilter:
         self.ops: list[tuple[str, float]] = []
         """(name, ts) of the ATen ops not kept as events (GPU traces keep only spans): what the counts need."""
         self.collectives: dict[object, CollectiveArgs] = {}
+        self.copy_bytes: dict[object, int] = {}
+        """Bytes each copy or fill moved (the profiler's `bytes`), by its correlation."""
         """Communication kernels' `CollectiveArgs` by their correlation (few per step: one per collective)."""
         self._op_names: dict[str, str] = {}
         self._names: dict[str, str] = {}
@@ -84,10 +94,8 @@ class EventFilter:
                 correlation = args.get("correlation") if type(args) is dict else None
             else:
                 correlation = args.get("correlation") if type(args) is dict else None
-                if correlation is not None and "Collective name" in args:  # type: ignore[operator]
-                    call = collective_args(args)
-                    if call is not None:
-                        self.collectives[correlation] = call._replace(collective=self._intern(call.collective))
+                if correlation is not None and (cat != KERNEL_CAT or "Collective name" in args):  # type: ignore[operator]
+                    self._note(cat, correlation, args)  # type: ignore[arg-type]  # a dict: it gave a correlation
             if type(name) is str:
                 held = names.get(name)
                 name = held if held is not None else self._intern(name, counted=kind == _CPU)
@@ -96,6 +104,17 @@ class EventFilter:
             add(TraceEvent(name, cat, raw.get("ph"), raw.get("pid"), raw.get("tid"), ts, dur, correlation))
         self.first_us, self.last_us, self.seen = first_us, last_us, self.seen + seen
         return kept
+
+    def _note(self, cat: str, correlation: object, args: dict[str, Any]) -> None:
+        """A copy's or fill's recorded bytes; a collective kernel's `CollectiveArgs`."""
+        if cat != KERNEL_CAT:
+            moved = args.get("bytes")
+            if type(moved) is int and moved >= 0:
+                self.copy_bytes[correlation] = moved
+        elif "Collective name" in args:
+            call = collective_args(args)
+            if call is not None:
+                self.collectives[correlation] = call._replace(collective=self._intern(call.collective))
 
     def _hold(self, name: str) -> None:
         """Count a distinct name held; past the bound on all of them, the trace is refused."""

@@ -43,7 +43,9 @@ class _Range:
         self._file.close()
 
 
-_Half = tuple[list[tuple[Any, ...]], float, float, int, list[tuple[str, float]], dict[object, CollectiveArgs]]
+_Half = tuple[
+    list[tuple[Any, ...]], float, float, int, list[tuple[str, float]], dict[object, CollectiveArgs], dict[object, int]
+]
 
 
 def _read_range(
@@ -56,7 +58,7 @@ def _read_range(
     finally:
         source.close()
     events = [tuple(event) for event in chooser.events]
-    return events, chooser.first_us, chooser.last_us, chooser.seen, chooser.ops, chooser.collectives
+    return events, chooser.first_us, chooser.last_us, chooser.seen, chooser.ops, chooser.collectives, chooser.copy_bytes
 
 
 class _Split(NamedTuple):
@@ -125,6 +127,15 @@ def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int, bounds: 
     header = read_header(split.head, b"]" + split.trailing, path)
     extent = (first_us, last_us) if first_us <= last_us else None
     ops = first_half[4] + second_half[4]
-    calls = {**first_half[5], **second_half[5]}
+    calls, copies = {**first_half[5], **second_half[5]}, {**first_half[6], **second_half[6]}
     fields = header_fields(header)
-    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, ops=ops, collectives=calls, **fields)
+    return Trace(
+        path=path,
+        events=events,
+        cpu_extent_us=extent,
+        compact=True,
+        ops=ops,
+        collectives=calls,
+        copy_bytes=copies,
+        **fields,
+    )

@@ -134,6 +134,7 @@ def _read_stream(path: Path, device: Literal["cuda", "cpu"], bounds: TraceBounds
         compact=True,
         ops=chooser.ops,
         collectives=chooser.collectives,
+        copy_bytes=chooser.copy_bytes,
         **header_fields(header),
     )
 

@@ -144,6 +144,7 @@ class Trace:
     :param compact: `events` are `TraceEvent`s already (streamed), not raw events
     :param ops: (name, ts) of the ATen ops a streamed GPU trace left out of `events` (it keeps only spans there)
     :param collectives: a streamed trace's communication kernels' `CollectiveArgs` by their `correlation`
+    :param copy_bytes: a streamed trace's copies' and fills' recorded bytes by their `correlation`
     """
 
     path: Path
@@ -156,6 +157,22 @@ class Trace:
     compact: bool = False
     ops: Sequence[tuple[str, float]] = field(default=(), repr=False)
     collectives: Mapping[object, CollectiveArgs] = field(default_factory=dict, repr=False)
+    copy_bytes: Mapping[object, int] = field(default_factory=dict, repr=False)
+
+    def copies(self) -> Mapping[object, int]:
+        """Bytes each copy or fill (`gpu_memcpy`, `gpu_memset`) moved, as the profiler recorded them, by correlation."""
+        if self.compact:
+            return self.copy_bytes
+        found: dict[object, int] = {}
+        for raw in self.events:
+            if isinstance(raw, dict) and raw.get("cat") in GPU_WORK_CATS and raw.get("cat") != "kernel":
+                args = raw.get("args")
+                if not isinstance(args, dict):
+                    continue
+                moved = args.get("bytes")
+                if isinstance(moved, int) and not isinstance(moved, bool) and moved >= 0 and "correlation" in args:
+                    found[args["correlation"]] = moved
+        return found
 
     def collective_calls(self) -> Mapping[object, CollectiveArgs]:
         """Communication kernels' `CollectiveArgs` by their `correlation` (empty when the trace records none)."""

@@ -33,7 +33,7 @@ def why_not_counted(kernel: Kernel | GraphKernel) -> str:
 
 def has_costs(table: KernelTable) -> bool:
     """Whether any row has FLOPs or bytes (then the table shows the columns)."""
-    return any(row.cost is not None or row.estimated_bytes is not None for row in table.kernels)
+    return any(row.cost is not None or row.bytes_moved is not None for row in table.kernels)
 
 
 def cost_cells(kernel: Kernel | GraphKernel) -> list[str]:
@@ -72,8 +72,8 @@ def costs_note(table: KernelTable, roof: Roof | None) -> str:
         f"and elementwise kernels beside them) over its time; {plural(len(counted), 'kernel')}, {share:.1f} % of "
         f"the time, {'is' if len(counted) == 1 else 'are'} counted (≈: a Triton template's FLOPs and bytes as "
         f"Inductor estimates them); the others (Inductor's own kernels, copies) are not: hover a — for why. "
-        f"% of roof: {where}. GB/s: the bytes moved over the time: a counted op's least bytes, or (≈) Inductor's "
-        f"estimate for its Triton kernels (`kernel_num_gb`)."
+        f"% of roof: {where}. GB/s: the bytes moved over the time: a counted op's least bytes, a copy's or fill's "
+        f"bytes as the profiler recorded them, or (≈) Inductor's estimate for its Triton kernels (`kernel_num_gb`)."
     )
 
 

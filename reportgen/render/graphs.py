@@ -229,7 +229,7 @@ def graph_kernels_text(graph: GraphAnalysis, manifest: Manifest, pages: SourcePa
     rows = [_kernel_cells(graph, i, pages, order) for i in range(shown)]
     total = f"{graph.kernel_time_us / 1000:.2f} ms"
     sentence = f"{shown} of {len(graph.kernels)} kernels; {total} of kernel time over {graph.calls} calls."
-    if not any(kernel.cost is not None or kernel.estimated_bytes is not None for kernel in graph.kernels):
+    if not any(kernel.cost is not None or kernel.bytes_moved is not None for kernel in graph.kernels):
         return "\n\n".join([sentence, list_table(GRAPH_KERNEL_HEADERS, rows, classes=SORTABLE)])
     rows = [[*row, *cost_cells(graph.kernels[i])] for i, row in enumerate(rows)]
     table = list_table([*GRAPH_KERNEL_HEADERS, *COST_HEADER], rows, classes=SORTABLE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -17,9 +19,10 @@ from reportgen.analyze import analyze
 from reportgen.analyze.kernels import kernel_table
 from reportgen.bundle import Environment, HostInfo, KernelTable, Manifest, RunStatus, Versions
 from reportgen.errors import AnalysisError
+from reportgen.formats import read_trace
 from reportgen.formats.trace import Trace, load_trace
 from reportgen.recipe.model import Recipe
-from tests.data import H100_FIXTURE
+from tests.data import H100_FIXTURE, H200_MIXNET_TRACE
 
 __all__: list[str] = []
 
@@ -324,3 +327,19 @@ def test_analyze_trace_file_missing(tmp_path: Path) -> None:
     with pytest.raises(AnalysisError) as info:
         analyze(tmp_path, _manifest("cuda", "trace.json.gz"))
     assert (info.value.message, info.value.path) == ("trace file not found", str(tmp_path / "trace.json.gz"))
+
+
+def test_copies_and_fills_carry_the_bytes_the_profiler_recorded_for_each() -> None:
+    """A real H200 trace (mixnet_l training): each Memcpy/Memset row's bytes are the sum of its events' `args.bytes`,
+    summed here from the raw JSON; the row's GB/s is exact (not an estimate)."""
+    raw = json.loads(gzip.decompress(H200_MIXNET_TRACE.read_bytes()))["traceEvents"]
+    expected: dict[str, float] = {}
+    for e in raw:
+        if e.get("cat") in ("gpu_memcpy", "gpu_memset"):
+            expected[e["name"]] = expected.get(e["name"], 0.0) + e["args"]["bytes"]
+    assert len(expected) >= 2 and all(moved > 0 for moved in expected.values())
+    for trace in (read_trace(H200_MIXNET_TRACE), load_trace(H200_MIXNET_TRACE)):
+        rows = {row.name: row for row in kernel_table(trace, "cuda", 3).kernels}
+        assert {name: rows[name].recorded_bytes for name in expected} == expected
+        assert all(rows[name].bytes_moved == (expected[name], False) for name in expected)
+        assert all(row.recorded_bytes is None for row in rows.values() if row.name not in expected)

@@ -102,6 +102,9 @@ def test_each_graph_gets_its_launches_share_of_a_rows_cost() -> None:
     assert [(c.flops, c.bytes, c.bound_tflops) for c in costs if c] == [(200.0, 400.0, 5.0), (100.0, 200.0, 5.0)]
     assert all(g.kernels[1].cost is None for g in out)
     assert out[0].kernels[0].estimated_bytes is None  # a counted kernel's bytes are its cost's
+    copy = Kernel(name="triton_poi_0", category="memcpy", device_time_us=2.0, count=2, share=0.5, recorded_bytes=6e6)
+    copied = with_graph_costs([graph(0, 2)], table.model_copy(update={"kernels": [*table.kernels[:1], copy]}))
+    assert (copied[0].kernels[1].recorded_bytes, copied[0].kernels[1].bytes_moved) == (3e6, (3e6, False))
 
 
 def test_a_graphs_roof_is_its_counted_kernels_share_weighted_by_time_and_their_time_left() -> None:
