@@ -20,6 +20,7 @@ from reportgen.analyze.rank_findings import (
     buckets,
     different_graphs,
     exposed_communication,
+    host_kept_env,
     straggler_rank,
     waiting_for_rank,
 )
@@ -113,6 +114,7 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
         waiting_for_rank(analysis),
         exposed_communication(manifest, analysis),
         buckets(manifest, analysis),
+        host_kept_env(manifest),
     ]
     return [*(f for f in distributed if f is not None), *(f for rule in RULES if (f := rule(inputs)) is not None)]
 

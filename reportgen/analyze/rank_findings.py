@@ -1,5 +1,6 @@
 """Findings of a distributed run: communication left exposed, a straggler, ranks waiting for a late one at the
-collectives, DDP buckets too few or too many, ranks that compiled different graphs."""
+collectives, DDP buckets too few or too many, ranks that compiled different graphs; and a recipe's NVLink setting
+that the host's safety setting overrode."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from typing import Final
 
 from reportgen.bundle import Analysis, Finding, Manifest
+from reportgen.recipe import HOST_KEPT
 
 __all__ = [
     "EXPOSED_SHARE",
@@ -16,6 +18,7 @@ __all__ = [
     "buckets",
     "different_graphs",
     "exposed_communication",
+    "host_kept_env",
     "straggler_rank",
     "waiting_for_rank",
 ]
@@ -135,6 +138,26 @@ def buckets(manifest: Manifest, analysis: Analysis) -> Finding | None:
             suggestion="Raise `distributed.bucket_cap_mb` for fewer, larger buckets.",
         )
     return None
+
+
+def host_kept_env(manifest: Manifest) -> Finding | None:
+    """A value the recipe's `env` gave a host safety setting (`recipe.HOST_KEPT`) that the run did not get: the
+    host's own value won (the run's recorded environment says which)."""
+    recorded = manifest.environment.env if manifest.environment is not None else {}
+    asked = manifest.recipe.env
+    kept = [name for name in HOST_KEPT if name in asked and name in recorded and recorded[name] != asked[name]]
+    if not kept:
+        return None
+    code = lambda text: "`" + text.replace("`", "") + "`"  # noqa: E731 - backticks are the evidence's code marks
+    listed = ", ".join(f"{code(f'{name}={recorded[name]}')} (the recipe asked {code(asked[name])})" for name in kept)
+    return Finding(
+        rule="host-kept-env",
+        severity="info",
+        title="The host's NVLink safety settings overrode the recipe's",
+        evidence=f"The run had {listed}: this host sets them for every process, whatever a recipe says.",
+        suggestion="Multicast over NVLink can take shared GPUs out of service on such hosts; measure it on a machine "
+        "of your own, where reportgen's environment does not set these variables.",
+    )
 
 
 def different_graphs(manifest: Manifest) -> Finding | None:

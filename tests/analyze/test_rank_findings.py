@@ -9,6 +9,7 @@ from reportgen.analyze.rank_findings import (
     buckets,
     different_graphs,
     exposed_communication,
+    host_kept_env,
     straggler_rank,
     waiting_for_rank,
 )
@@ -108,3 +109,16 @@ def test_waiting_for_a_rank_names_the_one_that_waits_and_the_one_that_arrives_la
     assert waiting_for_rank(_analysis(_waiting(0, 100.0), _waiting(1, 0.0))) is None  # a tenth: not above it
     assert waiting_for_rank(_analysis(_waiting(0, None), _waiting(1, None))) is None  # calls did not pair up
     assert waiting_for_rank(_analysis(_waiting(0, 900.0))) is None  # one rank waits for no one
+
+
+def test_a_recipes_nvlink_setting_the_host_overrode_is_said() -> None:
+    manifest = _manifest()
+    recipe = manifest.recipe.model_copy(update={"env": {"NCCL_NVLS_ENABLE": "1", "TORCHINDUCTOR_MAX_AUTOTUNE": "1"}})
+    assert manifest.environment is not None
+    ran = manifest.environment.model_copy(update={"env": {"NCCL_NVLS_ENABLE": "0", "TORCHINDUCTOR_MAX_AUTOTUNE": "1"}})
+    finding = host_kept_env(manifest.model_copy(update={"recipe": recipe, "environment": ran}))
+    assert finding is not None and finding.rule == "host-kept-env"
+    assert "`NCCL_NVLS_ENABLE=0` (the recipe asked `1`)" in finding.evidence
+    same = manifest.model_copy(update={"recipe": recipe.model_copy(update={"env": {"NCCL_NVLS_ENABLE": "0"}})})
+    assert host_kept_env(same.model_copy(update={"environment": ran})) is None
+    assert host_kept_env(manifest.model_copy(update={"recipe": recipe})) is None  # nothing recorded: no claim
