@@ -140,6 +140,11 @@ def buckets(manifest: Manifest, analysis: Analysis) -> Finding | None:
     return None
 
 
+def _code(text: str) -> str:
+    """`text` as a code span of a finding's evidence (its own backticks dropped: they are the span's marks)."""
+    return "`" + text.replace("`", "") + "`"
+
+
 def host_kept_env(manifest: Manifest) -> Finding | None:
     """A value the recipe's `env` gave a host safety setting (`recipe.HOST_KEPT`) that the run did not get: the
     host's own value won (the run's recorded environment says which)."""
@@ -148,8 +153,7 @@ def host_kept_env(manifest: Manifest) -> Finding | None:
     kept = [name for name in HOST_KEPT if name in asked and name in recorded and recorded[name] != asked[name]]
     if not kept:
         return None
-    code = lambda text: "`" + text.replace("`", "") + "`"  # noqa: E731 - backticks are the evidence's code marks
-    listed = ", ".join(f"{code(f'{name}={recorded[name]}')} (the recipe asked {code(asked[name])})" for name in kept)
+    listed = ", ".join(f"{_code(f'{name}={recorded[name]}')} (the recipe asked {_code(asked[name])})" for name in kept)
     return Finding(
         rule="host-kept-env",
         severity="info",
