@@ -107,10 +107,10 @@ def _shortest(ranks: Sequence[Sequence[Call]], pairs: list[tuple[int, ...]]) -> 
     return [min(ranks[r][i].dur_us for r, i in enumerate(pair)) for pair in pairs]
 
 
-def waiting_us(ranks: Sequence[Sequence[Call]]) -> list[float] | None:
+def waiting_us(ranks: Sequence[Sequence[Call]], pairs: list[tuple[int, ...]] | None = None) -> list[float] | None:
     """Per rank, in the order given: the time its paired calls took beyond the same call's shortest copy on any rank,
-    summed; None when the ranks' calls do not pair up (`paired`)."""
-    pairs = paired(ranks)
+    summed; None when the ranks' calls do not pair up (`paired`, computed here unless given)."""
+    pairs = paired(ranks) if pairs is None else pairs
     if pairs is None:
         return None
     shortest = _shortest(ranks, pairs)
@@ -120,12 +120,14 @@ def waiting_us(ranks: Sequence[Sequence[Call]]) -> list[float] | None:
     ]
 
 
-def collective_rows(ranks: Sequence[Sequence[Call]], steps: int) -> list[CollectiveRow]:
+def collective_rows(
+    ranks: Sequence[Sequence[Call]], steps: int, pairs: list[tuple[int, ...]] | None = None
+) -> list[CollectiveRow]:
     """One row per kind of collective, averaged over the ranks and per step: calls, time, data (the paired calls',
     else every rank's calls of known size, averaged), and bus bandwidth over the paired calls' shortest copies (None
     when they do not pair up or carry no sizes)."""
     read, steps = max(len(ranks), 1), max(steps, 1)
-    pairs = paired(ranks) or []
+    pairs = (paired(ranks) if pairs is None else pairs) or []
     shortest = _shortest(ranks, pairs)
     rows: list[CollectiveRow] = []
     for kind in sorted({c.kind for calls in ranks for c in calls}):

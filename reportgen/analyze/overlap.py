@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from reportgen.analyze.categories import categorize
-from reportgen.analyze.collectives import Call, call_bytes, collective_rows, waiting_us
+from reportgen.analyze.collectives import Call, call_bytes, collective_rows, paired, waiting_us
 from reportgen.analyze.timeline import coarsen, merge_intervals
 from reportgen.bundle import (
     OTHER,
@@ -196,12 +196,16 @@ def combine(
     ordered = sorted(ranks, key=lambda found: found[0].rank)
     calls = [found[1] for found in ordered]
     steps = max((found[0].steps for found in ordered), default=1)
-    waits = waiting_us(calls)
+    pairs = paired(calls)
+    waits = waiting_us(calls, pairs) if pairs is not None else None
     overlaps = [found[0] for found in ordered]
     if waits is not None:
         overlaps = [
             o.model_copy(update={"waiting_us": wait / max(o.steps, 1)}) for o, wait in zip(overlaps, waits, strict=True)
         ]
     return DistributedAnalysis(
-        ranks=overlaps, collectives=collective_rows(calls, steps), straggler=straggler(run), notes=list(notes)
+        ranks=overlaps,
+        collectives=collective_rows(calls, steps, pairs or []),
+        straggler=straggler(run),
+        notes=list(notes),
     )

@@ -17,7 +17,7 @@ from reportgen.formats.events import (
     is_cpu_span,
     is_graph_span,
 )
-from reportgen.formats.trace import CollectiveArgs, TraceEvent, collective_args
+from reportgen.formats.trace import CollectiveArgs, TraceEvent, collective_args, copy_bytes
 
 __all__ = ["EventFilter"]
 
@@ -108,8 +108,8 @@ class EventFilter:
     def _note(self, cat: str, correlation: object, args: dict[str, Any]) -> None:
         """A copy's or fill's recorded bytes; a collective kernel's `CollectiveArgs`."""
         if cat != KERNEL_CAT:
-            moved = args.get("bytes")
-            if type(moved) is int and moved >= 0:
+            moved = copy_bytes(args)
+            if moved is not None:
                 self.copy_bytes[correlation] = moved
         elif "Collective name" in args:
             call = collective_args(args)

@@ -30,6 +30,7 @@ __all__ = [
     "TraceEvent",
     "collective_args",
     "compact_event",
+    "copy_bytes",
     "device_time_by_name",
     "header_fields",
     "load_trace",
@@ -94,6 +95,12 @@ _ARG_CHARS = 64
 
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def copy_bytes(args: object) -> int | None:
+    """A copy's or fill's recorded `bytes` (a whole number, at least 0); None otherwise."""
+    moved = args.get("bytes") if type(args) is dict else None
+    return moved if type(moved) is int and moved >= 0 else None
 
 
 def collective_args(args: object) -> CollectiveArgs | None:
@@ -167,10 +174,8 @@ class Trace:
         for raw in self.events:
             if isinstance(raw, dict) and raw.get("cat") in GPU_WORK_CATS and raw.get("cat") != "kernel":
                 args = raw.get("args")
-                if not isinstance(args, dict):
-                    continue
-                moved = args.get("bytes")
-                if isinstance(moved, int) and not isinstance(moved, bool) and moved >= 0 and "correlation" in args:
+                moved = copy_bytes(args)
+                if moved is not None and isinstance(args, dict) and "correlation" in args:
                     found[args["correlation"]] = moved
         return found
 
