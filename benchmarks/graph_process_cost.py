@@ -1,6 +1,7 @@
 """What the graph-timing process costs (issue 28), with Inductor's compile workers as the run has them and without.
 
     python benchmarks/graph_process_cost.py RECIPE [--variant NAME] [--rounds 3] [--work DIR] [--threads 16]
+        [--cprofile STATS]
 
 One `reportgen run` of RECIPE (one GPU, its Inductor cache kept in DIR/cache) makes a bundle; then its graphs
 are timed again in a fresh process (`reportgen.run.graph_process`, as the run does it) on that warm cache,
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16, help="compile workers of the first arm (default 16)")
     parser.add_argument("--work", type=Path)
     parser.add_argument("--device", default="cuda", help="what the run ran on (default cuda)")
+    parser.add_argument("--cprofile", type=Path, help="then one more process (threads=1) under cProfile, stats here")
     args = parser.parse_args()
     work = (args.work or Path(tempfile.mkdtemp(prefix="graph-cost-"))).resolve()
     results, cache = work / "results", work / "cache"
@@ -89,6 +91,21 @@ def main() -> None:
         table.append([arm, statistics.median(w for w, _ in samples), *medians])
     print(f"\n{bundle_dir.name}, {len(wrappers)} wrappers, medians of {args.rounds} rounds (s), {os.cpu_count()} cores")
     print(tabulate(table, headers=["arm", "process wall", *stage_names], floatfmt=".2f"))
+    if args.cprofile is not None:
+        _profiled(bundle_dir, {**base, "TORCHINDUCTOR_COMPILE_THREADS": "1"}, files, args.device, args.cprofile)
+
+
+def _profiled(bundle: Path, env: dict[str, str], files: bytes, device: str, stats: Path) -> None:
+    """One graph process under cProfile (its wall is inflated; where the time goes is the point): the top functions."""
+    import pstats
+
+    (bundle / REQUEST_FILE).write_bytes(files)
+    command = [sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "reportgen.run.graph_process"]
+    subprocess.run([*command, str(bundle), device], env=env, check=True, capture_output=True)
+    (bundle / RESULT_FILE).unlink(missing_ok=True)
+    for order in ("cumulative", "tottime"):
+        print(f"\ncProfile of the graph process, by {order}:")
+        pstats.Stats(str(stats)).sort_stats(order).print_stats(30)
 
 
 if __name__ == "__main__":

@@ -31,17 +31,17 @@ variants=()
 for p in $POINTS; do variants+=(--variant "$p"); done
 step "sweep on GPU 0, points one by one on GPU 1"
 (
-  start=$(date +%s.%N)
+  start=$(date +%s)
   CUDA_VISIBLE_DEVICES=0 python -m reportgen run recipes/mixnet_l_sweep.yaml "${variants[@]}" -o "$W/sweep" \
     > "$OUT/sweep.txt" 2>&1
-  echo "sweep $(echo "$(date +%s.%N) - $start" | bc) s" > "$OUT/time-sweep.txt"
+  echo "sweep $(( $(date +%s) - start )) s" > "$OUT/time-sweep.txt"
 ) &
 (
-  start=$(date +%s.%N)
+  start=$(date +%s)
   for one in "$W"/one/*.yaml; do
     CUDA_VISIBLE_DEVICES=1 python -m reportgen run "$one" -o "$W/one-results" >> "$OUT/one.txt" 2>&1
   done
-  echo "one by one $(echo "$(date +%s.%N) - $start" | bc) s" > "$OUT/time-one.txt"
+  echo "one by one $(( $(date +%s) - start )) s" > "$OUT/time-one.txt"
 ) &
 wait
 cat "$OUT"/time-*.txt
