@@ -311,7 +311,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 12
+ANALYSIS_REVISION = 13
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -324,7 +324,8 @@ op's arithmetic only (not the layout transforms, fills and elementwise kernels b
 compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's share of its row's cost, Inductor's
 estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`); 10: per-rank
 overlap of a distributed run (`distributed`); 11: its collectives' data and bus bandwidth, each rank's waiting;
-12: copies' and fills' recorded bytes (`recorded_bytes`)."""
+12: copies' and fills' recorded bytes (`recorded_bytes`); 13: a rank's overlap and calls count only the GPU
+work launched while profiling (as HTA does)."""
 
 
 class Roof(BundleModel):

@@ -20,15 +20,18 @@ _DEVICE_INDEX = re.compile(
 )
 """Where a wrapper names its rank's GPU: `device(type='cuda', index=1)`, `cuda:1`, `set_device(1)`, `_DeviceGuard(1)`,
 `get_raw_stream(1)`, Triton's `'device': 1`."""
+_CACHE_PATH = re.compile(r"[^\s'\"]*/[a-z0-9]{2}/[a-z0-9]{52}\.\w+")
+"""A file in an Inductor cache (`# kernel path: /tmp/<rank's cache>/ln/cln...fp.py`): its folder is the rank's cache
+and its name's first letters, which differ with the hash (2 x H200, resnet50 under DDP: every digest differed)."""
 _CACHE_NAME = re.compile(r"\b[a-z0-9]{52}\b")
 """Inductor's cache file names (a base32 hash of the source, which holds the device index)."""
 
 
 def neutral_digest(path: str | Path) -> str:
-    """SHA-256 (16 hex digits) of a compiled wrapper's source with the device index and cache names blanked out: equal
-    on two ranks that compiled the same graph for their own GPUs."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    return hashlib.sha256(_CACHE_NAME.sub("H", _DEVICE_INDEX.sub(r"\1N", text)).encode()).hexdigest()[:16]
+    """SHA-256 (16 hex digits) of a compiled wrapper's source with the device index, cache paths and cache names
+    blanked out: equal on two ranks that compiled the same graph for their own GPUs, each into its own cache."""
+    text = _DEVICE_INDEX.sub(r"\1N", Path(path).read_text(encoding="utf-8", errors="replace"))
+    return hashlib.sha256(_CACHE_NAME.sub("H", _CACHE_PATH.sub("P", text)).encode()).hexdigest()[:16]
 
 
 _GPU_NODE = re.compile(r"nvidia\d+")

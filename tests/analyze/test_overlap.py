@@ -15,7 +15,7 @@ from reportgen.analyze.overlap import collective_kind, combine, rank_overlap, st
 from reportgen.bundle import DistributedRun, RankRun, StepTimes
 from reportgen.formats import read_trace
 from reportgen.formats.trace import Trace
-from tests.data import DDP_GLOO_TRACES
+from tests.data import DDP_GLOO_TRACES, NCCL_TRACES
 
 __all__: list[str] = []
 
@@ -80,6 +80,37 @@ def test_a_recorded_gloo_rank_overlaps_as_its_raw_events_say(rank: int) -> None:
     assert overlap.exposed_us == pytest.approx((expected["comm"] - expected["both"]) / 2, rel=1e-9)
     spans = sorted(start for start, _ in intervals["comm"] if _covered(start, windows))
     assert [(c.kind, c.start_us, c.size_bytes) for c in calls] == [("all_reduce", start, None) for start in spans]
+
+
+def _raw_nccl(path: Path) -> tuple[dict[str, list[tuple[float, float]]], int]:
+    """From the raw JSON: the kernels launched while profiling (their correlation has a runtime launch), NCCL's
+    apart; and how many kernels ran without such a launch."""
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    launched = {e["args"]["correlation"] for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    mine = [e for e in kernels if e["args"]["correlation"] in launched]
+    span = lambda e: (float(e["ts"]), float(e["ts"]) + float(e["dur"]))  # noqa: E731
+    comm = [span(e) for e in mine if e["name"].startswith("ncclDevKernel")]
+    compute = [span(e) for e in mine if not e["name"].startswith("ncclDevKernel")]
+    return {"comm": comm, "compute": compute}, len(kernels) - len(mine)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_a_gpu_ranks_overlap_counts_only_the_kernels_launched_while_profiling(rank: int) -> None:
+    """Rank 0 of `ddp-skew` ran two all-reduces launched before its profiler started, inside its first step window:
+    left out, as HTA leaves them out, the overlap is that of the kernels the profiled steps launched."""
+    path = NCCL_TRACES["ddp-skew"][rank]
+    trace = read_trace(path, "cuda")
+    steps = attribute_graphs(trace, "cuda").steps
+    overlap, calls = rank_overlap(trace, "cuda", steps, rank)
+    intervals, unlaunched = _raw_nccl(path)
+    windows = [(s.window_start_us, s.window_start_us + s.wall_us) for s in steps]
+    expected = _brute_force(intervals, windows)
+    assert overlap.steps == 3 and (unlaunched > 0) == (rank == 0)
+    assert overlap.communication_us == pytest.approx(expected["comm"] / 3, rel=1e-9)
+    assert overlap.compute_us == pytest.approx(expected["compute"] / 3, rel=1e-9)
+    assert overlap.overlapped_us == pytest.approx(expected["both"] / 3, rel=1e-9)
+    assert len(calls) == 21  # 5 all-reduces and 2 broadcasts a step, on both ranks
 
 
 def _event(name: str, cat: str, ts: float, dur: float, tid: int = 7) -> dict[str, Any]:

@@ -18,7 +18,9 @@ DDP_GLOO_TRACES = tuple(DATA_DIR / "ddp-gloo-2ranks" / f"rank{rank}.json.gz" for
 """Each rank's profiled compiled steps of a real two-rank run of recipes/ddp_tiny.yaml (DDP, gloo, CPU, torch 2.13)."""
 NCCL_TRACES = {
     strategy: tuple(DATA_DIR / "h200-nccl-2ranks" / f"{strategy}-rank{rank}.json.gz" for rank in (0, 1))
-    for strategy in ("ddp", "fsdp2")
+    for strategy in ("ddp", "fsdp2", "ddp-skew")
 }
 """Each rank's three profiled compiled steps of recipes/resnet50_ddp.yaml (`ddp`) and recipes/transformer_fsdp2.yaml
-(`fsdp2`) on 2 x H200 over NCCL (torch 2.11, 2026-11-27): NCCL kernels carry their collective's sizes."""
+(`fsdp2`) on 2 x H200 over NCCL (torch 2.11, 2026-11-27): NCCL kernels carry their collective's sizes. `ddp-skew`, a
+later run of resnet50_ddp: rank 0 ran 18 ms ahead, and two all-reduces it launched before its profiler started (the
+warm-up step's, waiting for rank 1) ran inside its first step window."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -105,23 +107,39 @@ def test_a_run_that_is_not_distributed_has_no_ranks(tmp_path: Path) -> None:
     assert gather_ranks(plain, tmp_path, None, {}, lambda name: name, lambda text: text) is None
 
 
+def _as_rank1(text: str, spellings: dict[str, int]) -> str:
+    """`text` as rank 1 writes it: each device-index spelling moved to GPU 1, and each kernel's path into rank 1's own
+    cache, in the folder of its new hash's first letters (`# kernel path:` comments, torch 2.11)."""
+    assert {s: text.count(s) for s in spellings} == spellings
+    for spelling in spellings:
+        text = text.replace(spelling, spelling.replace("0", "1"))
+    for index, old in enumerate(re.findall(r"# kernel path: (\S+)", text)):
+        assert Path(old).name[:3] == "c" + Path(old).parent.name
+        name = f"c{index:04d}".ljust(52, "r")
+        text = text.replace(old, f"/tmp/cache-of-rank-1/inductor/{name[1:3]}/{name}.py")
+    return text
+
+
 def test_two_ranks_wrappers_of_the_same_graph_digest_alike_and_another_graph_does_not(tmp_path: Path) -> None:
-    """A real H100 wrapper (mixnet_l training, rank 0's GPU) and the same wrapper as rank 1 writes it: each of its
-    device-index spellings counted in it and moved to GPU 1, and its cache names to another hash."""
+    """Two real wrappers of mixnet_l training on rank 0's GPU: an H100's (an older torch, its own name inside it) and an
+    H200's (torch 2.11, 241 kernel paths into the run's cache); each as rank 1 writes it digests alike, any other
+    change of the source does not."""
     import tarfile
 
     with tarfile.open(DATA_DIR / "h100-mixnet_l-train-amp" / "modules.tar.gz") as archive:
         archive.extractall(tmp_path, filter="data")
-    wrapper = next(tmp_path.rglob("cgwmvp7wyphwdxhkrfx3s6lpg4rad6xdvrqb7usg57evi5sjlkl2.py"))
-    text = wrapper.read_text()
-    spellings = {"DeviceGuard(0)": 2, "cuda:0": 6, "get_raw_stream(0)": 1, "index=0": 1, "set_device(0)": 2}
-    assert {s: text.count(s) for s in spellings} == spellings
-    rank1 = text
-    for spelling in spellings:
-        rank1 = rank1.replace(spelling, spelling.replace("0", "1"))
-    rank1 = rank1.replace(wrapper.stem, "c" + "q" * 51)
-    other = text.replace("def call(", "def call(  ", 1)  # any other change of the source
-    for name, source in (("rank1.py", rank1), ("other.py", other)):
-        (tmp_path / name).write_text(source)
-    assert neutral_digest(wrapper) == neutral_digest(tmp_path / "rank1.py") != neutral_digest(tmp_path / "other.py")
-    assert rank1 != text
+    h100 = next(tmp_path.rglob("cgwmvp7wyphwdxhkrfx3s6lpg4rad6xdvrqb7usg57evi5sjlkl2.py"))
+    h200 = tmp_path / "cm6e5oidt6bvcdhdobzqgwmuafo7bgvdrto7xezv4slj7c3a24ca.py"
+    h200.write_bytes(gzip.decompress((DATA_DIR / "h200-mixnet_l" / "wrapper-forward.py.gz").read_bytes()))
+    cases = {
+        h100: {"DeviceGuard(0)": 2, "cuda:0": 6, "get_raw_stream(0)": 1, "index=0": 1, "set_device(0)": 2},
+        h200: {"DeviceGuard(0)": 483, "cuda:0": 3286, "get_raw_stream(0)": 848, "index=0": 241, "set_device(0)": 483},
+    }
+    for wrapper, spellings in cases.items():
+        text = wrapper.read_text()
+        rank1 = _as_rank1(text, spellings).replace(wrapper.stem, "c" + "q" * 51)
+        other = text.replace("def call(", "def call(  ", 1)  # any other change of the source
+        for name, source in (("rank1.py", rank1), ("other.py", other)):
+            (tmp_path / name).write_text(source)
+        assert rank1 != text and (wrapper == h100 or "/tmp/cache-of-rank-1/" in rank1)
+        assert neutral_digest(wrapper) == neutral_digest(tmp_path / "rank1.py") != neutral_digest(tmp_path / "other.py")
