@@ -42,6 +42,7 @@ from reportgen.bundle import (
 from reportgen.errors import BundleError
 from reportgen.recipe import HOST_KEPT, Recipe, Variant, find_local_modules
 from reportgen.run.autotune import parse_autotune_log
+from reportgen.run.bytecode import default_cache, keep_bytecode
 from reportgen.run.git import recipe_commit
 from reportgen.run.host import HostPlacement, default_host_dir
 from reportgen.run.modules import scan_cache_dir
@@ -126,6 +127,7 @@ def child_env(recipe: Recipe, cache_dir: Path, options: RunOptions | None = None
     env["MPLBACKEND"] = "Agg"
     pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
+    keep_bytecode(env, default_cache(env))  # a read-only install: no process compiles torch's sources again
     return env
 
 
