@@ -56,7 +56,7 @@ def sweep_page(title: str, points: Sequence[PointFigures], charts: Mapping[str, 
     ]  # fmt: skip
     swept = ", ".join(code_span(axis) for axis in axes) or "nothing (one point)"
     blocks = [
-        f"# {escape_md(title)}: sweep",
+        f"# {escape_md(title if 'sweep' in title.lower() else f'{title}: sweep')}",
         f"{plural(len(points), 'point')} over {swept}; each point ran in its own process with its own eager "
         "baseline, so each speedup is that point's eager against its compiled steps. Step times are medians with "
         "their 95 % bootstrap intervals; throughput is the batch over the median step.",

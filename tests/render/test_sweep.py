@@ -11,6 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from reportgen.bundle import Bundle, PointFigures, RunStatus, Series, load_bundle
+from reportgen.render.sweep import sweep_page
 from reportgen.render.sweep_charts import sweep_chart
 from reportgen.render.sweep_pages import group_section
 
@@ -45,6 +46,11 @@ def test_the_first_point_writes_the_page_and_every_point_links_it(tmp_path: Path
     ]  # in the order of their values, numbers numerically
     other, none = group_section(points[0], points, tmp_path)
     assert none == [] and "a sweep of 3 points" in other and "../r--bs64-def/sweep" in other
+
+
+def test_the_sweep_pages_title_says_sweep_once() -> None:
+    assert sweep_page("mixnet_l, AMP", [], {}).startswith("# mixnet\\_l, AMP\\: sweep\n")
+    assert sweep_page("mixnet_l: a Sweep", [], {}).startswith("# mixnet\\_l\\: a Sweep\n")
 
 
 def test_a_kept_earlier_run_writes_no_sweep_page(tmp_path: Path, make_bundle: MakeBundle) -> None:
