@@ -33,11 +33,13 @@ from reportgen.bundle import (
 )
 from reportgen.recipe import Recipe
 from reportgen.run import distributed, window
+from reportgen.run.graph_process import early_timer, graphs_not_timed
 from reportgen.run.host import Measurements, apply_placement
 from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
 from reportgen.run.ranks import neutral_digest
 
 if TYPE_CHECKING:
+    from reportgen.run.graph_process import GraphTimer
     from reportgen.run.provenance import ProvenanceRecorder
     from reportgen.run.workload import Workload
 
@@ -90,9 +92,8 @@ def _run(
 ) -> None:
     import torch
 
-    from reportgen.run.diagnostics import DiagnosticsRecorder
     from reportgen.run.probe import probe_environment
-    from reportgen.run.workload import build_workload, compile_model, resolve_device
+    from reportgen.run.workload import build_workload, resolve_device
 
     device = resolve_device(spec.recipe.device)
     recipe = spec.recipe.for_device(device)
@@ -105,9 +106,27 @@ def _run(
         work = dataclasses.replace(work, model=distributed.wrap_model(work.model, recipe.distributed, place, device))
     progress.update(stage="model")
     _warm_up_eager(work, recipe, progress)
+    follower = place is not None and not place.leader
+    with early_timer(recipe, device, out_dir, follower) as timer:  # gets ready while the model compiles
+        _compile_and_measure(spec, work, recipe, out_dir, progress, host, follower, timer)
+
+
+def _compile_and_measure(
+    spec: ChildSpec,
+    work: Workload,
+    recipe: Recipe,
+    out_dir: Path,
+    progress: _Progress,
+    host: Measurements | None,
+    follower: bool,
+    timer: GraphTimer | None,
+) -> None:
+    """Compile (the first call), then time, profile and capture; write the capture (not on a follower rank)."""
+    from reportgen.run.diagnostics import DiagnosticsRecorder
+    from reportgen.run.workload import compile_model
+
     compiled = compile_model(recipe, work.model)
     recorder = DiagnosticsRecorder(root=spec.recipe_dir).start()
-    follower = place is not None and not place.leader
     provenance = _provenance_recorder(recipe)  # every rank: it changes what Inductor writes
     with distributed.recorded_splits() as splits:
         _warm_up_compiled(work, compiled, recipe, out_dir, progress, copy=not follower)
@@ -120,7 +139,7 @@ def _run(
         _write_provenance(provenance, out_dir, progress)
     with host.measuring(_log) if host is not None else contextlib.nullcontext():
         eager_t, compiled_t = _time_steps(work, compiled, recipe, progress)
-        capture = _profile_and_capture(work, compiled, recipe, device, out_dir, progress, follower)
+        capture = _profile_and_capture(work, compiled, recipe, out_dir, progress, follower, timer)
     if capture is None:  # a follower rank: its progress and traces are its record
         progress.update(stage="done", status="ok")
         return
@@ -222,16 +241,16 @@ def _profile_and_capture(
     work: Workload,
     compiled: Callable[..., object],
     recipe: Recipe,
-    device: str,
     out_dir: Path,
     progress: _Progress,
     follower: bool = False,
+    timer: GraphTimer | None = None,
 ) -> Capture | None:
     """Graph benchmarks, the profiled steps (the trace), then the optional captures that read them (None for a
     follower rank: it runs the steps the collectives need, and keeps its traces)."""
     from reportgen.run import measure
 
-    captures = _Captures(device, out_dir, progress)
+    captures = _Captures(work.device, out_dir, progress)
     steps = recipe.profile.profiled_steps
     _log(f"profiling {steps} compiled steps, then {steps} eager steps")
     measure.profile_steps(work, compiled, steps, out_dir / TRACE_FILE)
@@ -247,15 +266,11 @@ def _profile_and_capture(
         (out_dir / SHAPES_TRACE_FILE).unlink(missing_ok=True)  # its steps were needed, not its shapes
         return None
     graphs: list[GraphBenchmark] = []
-    if recipe.distributed is not None:  # a fresh process has no process group: a graph with a collective would hang
-        captures.notes.append("graph benchmarks skipped: a distributed run's graphs are timed in the run only")
-    elif recipe.compile.uses_cudagraphs:
-        # Calling a CUDA-graph-tree wrapper outside its tree hung on an H200 (torch 2.11), and would not
-        # time what the model runs (graph replays) anyway.
-        captures.notes.append(f"graph benchmarks skipped: mode={recipe.compile.mode} replays CUDA graphs")
-    else:
+    if (skipped := graphs_not_timed(recipe)) is not None:
+        captures.notes.append(skipped)
+    elif timer is not None:
         _log("timing and profiling each compiled graph alone in a fresh process (as `wrapper.py -p` does)")
-        graphs = captures.attempt("graph benchmarks", captures.time_graphs) or []
+        graphs = captures.attempt("graph benchmarks", lambda: timer.time(captures.files)) or []
     _log("benchmarking hot kernels with Inductor's own harnesses")
     return captures.finish(graphs)
 
@@ -279,11 +294,6 @@ class _Captures:
         finally:
             _log(f"{what}: {time.perf_counter() - started:.1f} s")
             self.progress.mark(what)
-
-    def time_graphs(self) -> list[GraphBenchmark]:
-        from reportgen.run.graph_process import time_graphs_in_fresh_process
-
-        return time_graphs_in_fresh_process(self.files, self.out_dir, self.device, sys.executable)
 
     def finish(self, graphs: list[GraphBenchmark]) -> Capture:
         from reportgen.run import capture
