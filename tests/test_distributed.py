@@ -89,6 +89,27 @@ def test_each_ranks_overlap_is_what_its_raw_trace_says(report: Report, rank: int
 
 
 @pytest.mark.slow
+def test_analysing_again_reads_each_ranks_trace_once_and_finds_the_same(
+    report: Report, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rank 0's trace is the bundle's own: its overlap comes from the same reading as the kernel table."""
+    import reportgen.analyze as analyze_package
+
+    bundle = report.bundle("ddp_tiny")
+    reads: list[str] = []
+
+    def counted(path: Path, device: str) -> object:
+        reads.append(Path(path).relative_to(bundle).as_posix())
+        return read_trace(path, device)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analyze_package, "read_trace", counted)
+    again = analyze_package.analyze(bundle, read_manifest(bundle))
+    kept = Analysis.model_validate_json((bundle / "analysis.json").read_text(encoding="utf-8"))
+    assert sorted(r for r in reads if "trace.json" in r) == ["ranks/1/trace.json.gz", "trace.json.gz"]
+    assert again.distributed == kept.distributed
+
+
+@pytest.mark.slow
 def test_the_page_leads_with_the_ranks_and_each_rank_has_a_page(report: Report) -> None:
     text = report.page("ddp_tiny")
     assert text.index("Distributed run") < text.index("Findings")

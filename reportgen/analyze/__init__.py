@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from reportgen.analyze.categories import categorize
+from reportgen.analyze.collectives import Call
 from reportgen.analyze.costs import name_costs, with_costs, with_template_estimates, with_triton_bytes
 from reportgen.analyze.counts import step_counts, step_figures
 from reportgen.analyze.evidence import region_evidence
@@ -36,6 +37,7 @@ from reportgen.bundle import (
     KernelTable,
     Manifest,
     Provenance,
+    RankOverlap,
     RegionEvidence,
     StepFigures,
     bundle_file,
@@ -61,6 +63,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_RankFound = tuple[RankOverlap, list[Call]]
+"""A rank's overlap and its collective calls (`analyze.overlap.rank_overlap`)."""
+
 
 def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None) -> Analysis:
     """Analyse one bundle.
@@ -83,8 +88,10 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         raise AnalysisError(f"run {manifest.name!r} recorded no environment (device unknown)", path=manifest_path)
     device = manifest.environment.device
     profiled_steps = manifest.recipe.for_device(device).profile.profiled_steps
-    trace = _confined(bundle_dir, manifest.trace_file)
-    kernels, attribution, regions, compiled = analyze_trace(trace, device, profiled_steps)
+    leader = _leader_rank(manifest)
+    kernels, attribution, regions, compiled, own = _trace_side(
+        _confined(bundle_dir, manifest.trace_file), device, profiled_steps, leader
+    )
     sources = module_index(bundle_dir, manifest.modules)
     graphs = with_sources(attribution.graphs, sources)
     if capture is not None and device == "cuda":
@@ -109,18 +116,31 @@ def analyze(bundle_dir: Path, manifest: Manifest, capture: Capture | None = None
         provenance=provenance,
         figures=Figures(device=device, eager=_eager_figures(bundle_dir, manifest, device), compiled=compiled),
         versions=version_runtimes(graphs, sources, capture.diagnostics.versions if capture is not None else []),
-        distributed=_distributed(bundle_dir, manifest, device),
+        distributed=_distributed(bundle_dir, manifest, device, {leader: own} if leader is not None and own else {}),
     )
     return analysis.model_copy(update={"findings": findings(manifest, capture, analysis)})
 
 
-def _distributed(bundle_dir: Path, manifest: Manifest, device: Literal["cuda", "cpu"]) -> DistributedAnalysis | None:
-    """Each rank's overlap from its own trace (`analyze.overlap`); a rank whose trace cannot be read is a note."""
+def _leader_rank(manifest: Manifest) -> int | None:
+    """The rank whose trace is the bundle's own (`manifest.trace_file`), in a distributed run."""
+    run = manifest.distributed
+    ranks = [r.rank for r in run.ranks if r.trace_file == manifest.trace_file] if run is not None else []
+    return ranks[0] if ranks else None
+
+
+def _distributed(
+    bundle_dir: Path, manifest: Manifest, device: Literal["cuda", "cpu"], known: Mapping[int, _RankFound]
+) -> DistributedAnalysis | None:
+    """Each rank's overlap from its own trace (`analyze.overlap`), unless `known` (the bundle's own trace, read
+    once); a rank whose trace cannot be read is a note."""
     run = manifest.distributed
     if run is None:
         return None
     found, notes = [], []
     for rank in run.ranks:
+        if rank.rank in known:
+            found.append(known[rank.rank])
+            continue
         if rank.trace_file is None:
             notes.append(f"rank {rank.rank} left no trace ({rank.status}, after stage '{rank.stage}')")
             continue
@@ -174,11 +194,20 @@ def analyze_trace(
 ) -> tuple[KernelTable, GraphAttribution, RegionEvidence, StepFigures]:
     """The trace side of `analyze`: stream the trace, then kernel table, graphs and steps, region evidence, and
     the side's device figures and counts."""
+    kernels, attribution, regions, figures, _ = _trace_side(path, device, profiled_steps, None)
+    return kernels, attribution, regions, figures
+
+
+def _trace_side(
+    path: Path, device: Literal["cuda", "cpu"], profiled_steps: int, rank: int | None
+) -> tuple[KernelTable, GraphAttribution, RegionEvidence, StepFigures, _RankFound | None]:
+    """`analyze_trace`'s, and with `rank` that rank's overlap from the same reading."""
     trace = read_trace(path, device)
     with paused_gc():
         attribution = attribute_graphs(trace, device)
         figures = step_figures(trace, device, attribution.steps)
-        return kernel_table(trace, device, profiled_steps), attribution, region_evidence(trace), figures
+        own = rank_overlap(trace, device, attribution.steps, rank) if rank is not None else None
+        return kernel_table(trace, device, profiled_steps), attribution, region_evidence(trace), figures, own
 
 
 def _eager_figures(bundle_dir: Path, manifest: Manifest, device: Literal["cuda", "cpu"]) -> StepFigures | None:
