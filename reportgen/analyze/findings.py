@@ -10,11 +10,10 @@ The rules on step times (`compiled_slower`, `no_significant_difference`) live in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Sequence
 
 from reportgen.analyze.copy_finding import layout_copies
+from reportgen.analyze.finding_inputs import FindingInputs, Rule
 from reportgen.analyze.origin_text import benchmark_place, short_kernel_modules
 from reportgen.analyze.rank_findings import (
     buckets,
@@ -25,7 +24,6 @@ from reportgen.analyze.rank_findings import (
     waiting_for_rank,
 )
 from reportgen.analyze.roof_finding import time_left
-from reportgen.analyze.timing import timing_summary
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
 from reportgen.bundle import (
     Analysis,
@@ -34,7 +32,6 @@ from reportgen.bundle import (
     GraphAnalysis,
     KernelBenchmark,
     Manifest,
-    TimingSummary,
     reason_headline,
 )
 
@@ -75,29 +72,6 @@ AUTOTUNE_COMPILE_MIN_S = 60.0
 """... and compilation (the first compiled call, else the phases' total) took longer than this, in seconds."""
 LISTED_MAX = 5
 """At most this many graphs, reasons or kernels are listed in one finding's evidence."""
-
-
-@dataclass(frozen=True)
-class FindingInputs:
-    """What a rule may read: the manifest, capture.json (empty when the run wrote none), the analysis so far."""
-
-    manifest: Manifest
-    capture: Capture
-    analysis: Analysis
-
-    @property
-    def device(self) -> str | None:
-        """`cuda` or `cpu`; None when the run recorded no environment."""
-        return self.manifest.environment.device if self.manifest.environment else None
-
-    @cached_property
-    def timing(self) -> TimingSummary | None:
-        """The analysis' timing summary; computed from the manifest's samples when the analysis holds none."""
-        return self.analysis.timing if self.analysis.timing is not None else timing_summary(self.manifest.metrics)
-
-
-Rule = Callable[[FindingInputs], Finding | None]
-"""A rule: the finding it makes of the inputs, or None when it does not fire."""
 
 
 def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) -> list[Finding]:

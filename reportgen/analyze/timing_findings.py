@@ -7,13 +7,9 @@ When it contains 1, the run cannot tell compiled from eager: `no_significant_dif
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from reportgen.analyze.finding_inputs import FindingInputs
 from reportgen.bundle import Finding, Interval, StepTimes, TimingSummary, format_ms
 from reportgen.recipe import CompileOptions
-
-if TYPE_CHECKING:  # findings imports this module for its RULES
-    from reportgen.analyze.findings import FindingInputs
 
 __all__ = ["NOISY_HOST_CV", "compiled_slower", "no_significant_difference", "noisy_host"]
 
