@@ -94,6 +94,14 @@ def test_every_point_links_the_sweep_page(report: Report) -> None:
 
 
 @pytest.mark.slow
+def test_the_reports_index_links_each_sweeps_page(report: Report) -> None:
+    index = report.work / "site" / "_build" / "html" / "reports" / "index.html"
+    links = [h for h in re.findall(r'href="([^"]+)"', index.read_text(encoding="utf-8")) if h.endswith("sweep.html")]
+    pages = sorted((index.parent / link).resolve() for link in links)
+    assert pages == sorted(p.resolve() for p in (index.parent).glob("*/sweep.html")) and len(pages) == 2
+
+
+@pytest.mark.slow
 def test_history_keeps_each_point(report: Report) -> None:
     listed = subprocess.run(
         [sys.executable, "-m", "reportgen", "history", "results", "--recipe", "sweep_tiny"],

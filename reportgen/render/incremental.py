@@ -46,6 +46,7 @@ from reportgen.errors import ReportgenError
 from reportgen.render.index import OVERVIEW_FILE, BrokenBundle, IndexEntry, index_page, overview_page
 from reportgen.render.markup import page_name
 from reportgen.render.report import SPEEDUPS_PNG, RenderedReport, draw_speedups, render_report
+from reportgen.render.sweep import SWEEP_PAGE
 from reportgen.render.trends import run_page
 
 __all__ = ["STATE_FILE", "render_site_pages", "renderer_version"]
@@ -239,7 +240,8 @@ def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) 
     chart = SPEEDUPS_PNG if speedups else None
     if speedups and (bars != drawn or not (reports_dir / SPEEDUPS_PNG).is_file()):
         draw_speedups(speedups, reports_dir)
-    write_if_changed(reports_dir / INDEX_FILE, index_page(entries, broken, chart).encode())
+    sweeps = sorted(name for name, r in records.items() if r.row is not None and f"{SWEEP_PAGE}.md" in r.files)
+    write_if_changed(reports_dir / INDEX_FILE, index_page(entries, broken, chart, sweeps).encode())
     write_if_changed(reports_dir / OVERVIEW_FILE, overview_page(entries, broken).encode())
     return {INDEX_FILE, OVERVIEW_FILE, *([SPEEDUPS_PNG] if chart else [])}, bars
 

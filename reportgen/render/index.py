@@ -21,6 +21,7 @@ from reportgen.render.markup import (
     plural,
 )
 from reportgen.render.pages import report_title
+from reportgen.render.sweep import SWEEP_PAGE
 from reportgen.render.timing_text import speedup_text
 
 __all__ = ["OVERVIEW_FILE", "BrokenBundle", "IndexEntry", "index_entry", "index_page", "overview_page"]
@@ -202,8 +203,18 @@ def _broken_entry(broken: BrokenBundle) -> str:
     return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
 
 
+def _sweeps_section(sweeps: Sequence[str]) -> str:
+    """Links to the sweeps' pages (`<first point's page>/sweep`), named by their recipe (the points' name before
+    `--`)."""
+    links = ", ".join(page_link(code_span(name.split("--")[0]), f"{page_name(name)}/{SWEEP_PAGE}") for name in sweeps)
+    return f"## Sweeps\n\nEach sweep has a page of curves over its points, which are rows above: {links}."
+
+
 def index_page(
-    entries: Sequence[IndexEntry], broken: Sequence[BrokenBundle] = (), speedup_chart: str | None = None
+    entries: Sequence[IndexEntry],
+    broken: Sequence[BrokenBundle] = (),
+    speedup_chart: str | None = None,
+    sweeps: Sequence[str] = (),
 ) -> str:
     """The reports index: a summary table linking every report page, a chart, and warnings.
 
@@ -212,9 +223,12 @@ def index_page(
     Sphinx rewrites only the pages that changed.
 
     :param speedup_chart: the speedup chart's file name next to the index, when one was drawn
+    :param sweeps: the bundles whose page directory holds their sweep's page (each sweep's first point)
     """
     parts = ["# Reports"]
     parts.append(_index_table(entries) if entries else "No reports yet.")
+    if sweeps:
+        parts.append(_sweeps_section(sweeps))
     if speedup_chart:
         parts.append(
             figure(
