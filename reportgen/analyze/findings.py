@@ -20,8 +20,10 @@ from reportgen.analyze.rank_findings import (
     different_graphs,
     exposed_communication,
     host_kept_env,
+    in_wrapper,
     straggler_rank,
     waiting_for_rank,
+    wrapper_breaks,
 )
 from reportgen.analyze.roof_finding import time_left
 from reportgen.analyze.timing_findings import compiled_slower, no_significant_difference, noisy_host
@@ -97,10 +99,13 @@ def findings(manifest: Manifest, capture: Capture | None, analysis: Analysis) ->
 
 
 def graph_breaks(inputs: FindingInputs) -> Finding | None:
-    """Dynamo broke the graph: count, each reason's headline and location."""
+    """Dynamo broke the graph: count, each reason's headline and location. In a distributed run the breaks in
+    the DDP or FSDP wrapper's own code are by design: an info finding when they are all there is."""
     breaks = inputs.capture.diagnostics.graph_breaks
+    wrapper = [b for b in breaks if in_wrapper(b)] if inputs.manifest.distributed is not None else []
+    breaks = [b for b in breaks if b not in wrapper]
     if not breaks:
-        return None
+        return wrapper_breaks(inputs.manifest, wrapper) if wrapper else None
     total = sum(b.count for b in breaks)
     items = [
         f"- {reason_headline(b.reason) or 'unknown reason'}"
@@ -110,6 +115,10 @@ def graph_breaks(inputs: FindingInputs) -> Finding | None:
     ]
     regions = inputs.analysis.regions
     lines = [f"{_plural(total, 'graph break')}:", *items, *_more(len(breaks))]
+    if wrapper:
+        lines.append(
+            f"Besides these, {_plural(sum(b.count for b in wrapper), 'break')} in the distributed wrapper's own code (by design)."
+        )
     if regions is not None and regions.compiled_regions:
         blocks = regions.compiled_function_blocks_per_step
         lines.append(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from reportgen.bundle import Analysis, Finding, Manifest
+from reportgen.bundle import Analysis, Finding, GraphBreak, Manifest
 from reportgen.recipe import HOST_KEPT
 
 __all__ = [
@@ -19,8 +19,10 @@ __all__ = [
     "different_graphs",
     "exposed_communication",
     "host_kept_env",
+    "in_wrapper",
     "straggler_rank",
     "waiting_for_rank",
+    "wrapper_breaks",
 ]
 
 EXPOSED_SHARE: Final = 0.10
@@ -33,6 +35,34 @@ WAITING_SHARE: Final = 0.10
 MANY_BUCKETS: Final = 32
 """More all-reduces per step than this: each pays the collective's latency; larger buckets would pay it less often."""
 _BUCKETS = re.compile(r"created (\d+) buckets?")
+_WRAPPER_CODE = re.compile(r"torch/(?:nn/parallel|distributed)/")
+_WRAPPER_MODULE = re.compile(r"\bmodule: torch\.(?:nn\.parallel|distributed)\b")
+_STRATEGY_NAMES = {"ddp": "DDP", "fsdp2": "FSDP2"}
+
+
+def in_wrapper(graph_break: GraphBreak) -> bool:
+    """A break in PyTorch's own DDP or FSDP code, which Dynamo leaves untraced on purpose: at a line of it
+    (`torch/nn/parallel/distributed.py`, `torch/distributed/fsdp/...`), or calling a function of it that Dynamo
+    skips (`module: torch.nn.parallel.distributed, qualname: DistributedDataParallel._inside_ddp_forward`)."""
+    return bool(_WRAPPER_CODE.search(graph_break.location or "") or _WRAPPER_MODULE.search(graph_break.reason))
+
+
+def wrapper_breaks(manifest: Manifest, breaks: list[GraphBreak]) -> Finding:
+    """The breaks at the distributed wrapper's own code, when they are all the run has: by design, nothing to fix."""
+    total = sum(b.count for b in breaks)
+    run = manifest.distributed
+    wrapper = _STRATEGY_NAMES.get(run.strategy, run.strategy) if run is not None else "the wrapper"
+    places = sorted({b.location for b in breaks if b.location})
+    return Finding(
+        rule="graph-breaks",
+        severity="info",
+        title=f"{total} graph break{'s' if total != 1 else ''} in {wrapper}'s own code, by design",
+        evidence=f"Every graph break is in PyTorch's {wrapper} code, which Dynamo does not trace: "
+        + (", ".join(f"`{p}`" for p in places) or "the skipped function is the wrapper's")
+        + ". The model inside the wrapper is compiled; the compile diagnostics list each break.",
+        suggestion="Nothing in the model's code to change for these. Breaks of your own code would be listed "
+        "apart, as a warning.",
+    )
 
 
 def exposed_communication(manifest: Manifest, analysis: Analysis) -> Finding | None:

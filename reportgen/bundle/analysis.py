@@ -311,7 +311,7 @@ class RegionEvidence(BundleModel):
     )
 
 
-ANALYSIS_REVISION = 13
+ANALYSIS_REVISION = 14
 """What today's analysis stores; an analysis.json of an earlier revision is stale and analysed again.
 
 1: kernels, graphs, steps, findings; 2: the compiled-module index and the peak bandwidth too;
@@ -325,7 +325,7 @@ compiled version (`versions`, `GraphAnalysis.regions`), each graph kernel's shar
 estimates for Triton templates (`KernelCost.estimated`) and Triton kernels' bytes (`estimated_bytes`); 10: per-rank
 overlap of a distributed run (`distributed`); 11: its collectives' data and bus bandwidth, each rank's waiting;
 12: copies' and fills' recorded bytes (`recorded_bytes`); 13: a rank's overlap and calls count only the GPU
-work launched while profiling (as HTA does)."""
+work launched while profiling (as HTA does); 14: graph breaks in the DDP or FSDP wrapper's own code are by design."""
 
 
 class Roof(BundleModel):

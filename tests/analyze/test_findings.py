@@ -35,6 +35,7 @@ from reportgen.bundle import (
     Analysis,
     Capture,
     CompileDiagnostics,
+    DistributedRun,
     Environment,
     GpuInfo,
     GraphAnalysis,
@@ -57,7 +58,7 @@ from reportgen.bundle import (
     reason_headline,
 )
 from reportgen.recipe.model import Recipe
-from tests.data import BUNDLES_DIR, H100_HOST_PROBE
+from tests.data import BUNDLES_DIR, DATA_DIR, H100_HOST_PROBE
 
 __all__: list[str] = []
 
@@ -324,6 +325,32 @@ def test_timing_rules_read_the_analysis_timing() -> None:
 
 
 # --- graph breaks --------------------------------------------------------------------------------------
+
+
+_REAL_BREAKS = json.loads((DATA_DIR / "h200-nccl-2ranks" / "graph-breaks.json").read_text(encoding="utf-8"))
+"""The compile diagnostics' breaks of recipes/resnet50_ddp.yaml (`ddp`) and transformer_fsdp2 (`fsdp2`), 2 x H200."""
+
+
+def _distributed(strategy: str) -> Manifest:
+    run = DistributedRun(world_size=2, strategy=strategy, backend="nccl", ranks=[])  # type: ignore[arg-type]
+    return _manifest().model_copy(update={"distributed": run})
+
+
+@pytest.mark.parametrize(("strategy", "name"), [("ddp", "DDP"), ("fsdp2", "FSDP2")])
+def test_breaks_in_the_distributed_wrappers_own_code_are_by_design(strategy: str, name: str) -> None:
+    """Real breaks: DDP's logger call and its `_inside_ddp_forward` (reached through contextlib), FSDP2's
+    `torch._dynamo.disable`d hooks: an info finding, not a warning to fix the model's code."""
+    breaks = [GraphBreak(**b) for b in _REAL_BREAKS[strategy]]
+    finding = graph_breaks(_inputs(manifest=_distributed(strategy), capture=_diagnostics(graph_breaks=breaks)))
+    assert finding is not None
+    assert (finding.severity, finding.title) == ("info", f"3 graph breaks in {name}'s own code, by design")
+    assert "/torch/" in finding.evidence
+    alone = graph_breaks(_inputs(capture=_diagnostics(graph_breaks=breaks)))  # not a distributed run: as ever
+    assert alone is not None and (alone.severity, alone.title) == ("warning", "3 graph breaks")
+    mine = GraphBreak(reason=BREAK_REASON, location="models.py:29")
+    both = graph_breaks(_inputs(manifest=_distributed(strategy), capture=_diagnostics(graph_breaks=[*breaks, mine])))
+    assert both is not None and (both.severity, both.title) == ("warning", "1 graph break")
+    assert "Besides these, 3 breaks in the distributed wrapper's own code (by design)." in both.evidence
 
 
 def test_graph_breaks_list_reason_headlines_locations_and_regions() -> None:
