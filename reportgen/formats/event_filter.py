@@ -39,12 +39,17 @@ class EventFilter:
         self.ops: list[tuple[str, float]] = []
         """(name, ts) of the ATen ops not kept as events (GPU traces keep only spans): what the counts need."""
         self.collectives: dict[object, CollectiveArgs] = {}
+        """Communication kernels' `CollectiveArgs` by their correlation (few per step: one per collective)."""
         self.copy_bytes: dict[object, int] = {}
         """Bytes each copy or fill moved (the profiler's `bytes`), by its correlation."""
-        """Communication kernels' `CollectiveArgs` by their correlation (few per step: one per collective)."""
         self._op_names: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._spans: dict[str, dict[str, bool]] = {}  # cat -> name -> kept: names repeat, decide once
+
+    def side_tables(self) -> dict[str, Any]:
+        """What a streamed `Trace` holds beside its events, by its fields' names: `ops` (a list), `collectives` and
+        `copy_bytes` (by correlation)."""
+        return {"ops": self.ops, "collectives": self.collectives, "copy_bytes": self.copy_bytes}
 
     def keep(self, events: Iterable[Any]) -> list[TraceEvent]:
         """Add the events worth keeping to `self.events`; returns it. The hot loop of the reader:

@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple
 from reportgen.formats.bounds import TraceBounds, TraceTooLargeError
 from reportgen.formats.event_filter import EventFilter
 from reportgen.formats.inflate import EDGE_BYTES, GZIP_MAGIC
-from reportgen.formats.trace import CollectiveArgs, Trace, TraceEvent, header_fields
+from reportgen.formats.trace import Trace, TraceEvent, header_fields
 from reportgen.formats.trace_text import (
     BETWEEN_EVENTS,
     EVENTS_START,
@@ -43,9 +43,23 @@ class _Range:
         self._file.close()
 
 
-_Half = tuple[
-    list[tuple[Any, ...]], float, float, int, list[tuple[str, float]], dict[object, CollectiveArgs], dict[object, int]
-]
+class _Half(NamedTuple):
+    """What one process read of its half: the kept events as plain tuples (picklable), the CPU extent, the events
+    seen, and the side tables (`EventFilter.side_tables`)."""
+
+    events: list[tuple[Any, ...]]
+    first_us: float
+    last_us: float
+    seen: int
+    tables: dict[str, Any]
+
+
+def _joined(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The two halves' side tables as one: lists in file order, mappings merged."""
+    return {
+        key: value + second[key] if isinstance(value, list) else {**value, **second[key]}
+        for key, value in first.items()
+    }
 
 
 def _read_range(
@@ -58,7 +72,7 @@ def _read_range(
     finally:
         source.close()
     events = [tuple(event) for event in chooser.events]
-    return events, chooser.first_us, chooser.last_us, chooser.seen, chooser.ops, chooser.collectives, chooser.copy_bytes
+    return _Half(events, chooser.first_us, chooser.last_us, chooser.seen, chooser.side_tables())
 
 
 class _Split(NamedTuple):
@@ -119,23 +133,12 @@ def read_halves(path: Path, device: Literal["cuda", "cpu"], piece: int, bounds: 
             second_half = second.result()
     except (NotChunkableError, OSError):
         return None
-    if first_half[3] + second_half[3] > bounds.events:
+    if first_half.seen + second_half.seen > bounds.events:
         raise TraceTooLargeError(f"it holds over {bounds.events:,} events")
     make = TraceEvent._make
-    events = [make(e) for e in first_half[0]] + [make(e) for e in second_half[0]]
-    first_us, last_us = min(first_half[1], second_half[1]), max(first_half[2], second_half[2])
+    events = [make(e) for e in first_half.events] + [make(e) for e in second_half.events]
+    first_us, last_us = min(first_half.first_us, second_half.first_us), max(first_half.last_us, second_half.last_us)
     header = read_header(split.head, b"]" + split.trailing, path)
     extent = (first_us, last_us) if first_us <= last_us else None
-    ops = first_half[4] + second_half[4]
-    calls, copies = {**first_half[5], **second_half[5]}, {**first_half[6], **second_half[6]}
-    fields = header_fields(header)
-    return Trace(
-        path=path,
-        events=events,
-        cpu_extent_us=extent,
-        compact=True,
-        ops=ops,
-        collectives=calls,
-        copy_bytes=copies,
-        **fields,
-    )
+    tables = _joined(first_half.tables, second_half.tables)
+    return Trace(path=path, events=events, cpu_extent_us=extent, compact=True, **tables, **header_fields(header))

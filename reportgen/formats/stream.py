@@ -132,9 +132,7 @@ def _read_stream(path: Path, device: Literal["cuda", "cpu"], bounds: TraceBounds
         events=chooser.events,
         cpu_extent_us=extent,
         compact=True,
-        ops=chooser.ops,
-        collectives=chooser.collectives,
-        copy_bytes=chooser.copy_bytes,
+        **chooser.side_tables(),
         **header_fields(header),
     )
 

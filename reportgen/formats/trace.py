@@ -18,7 +18,7 @@ import orjson
 
 from reportgen.errors import AnalysisError
 from reportgen.formats.bounds import BOUND_HINT, DEFAULT_BOUNDS, TraceBounds, TraceTooLargeError, inflate_bytes
-from reportgen.formats.events import GPU_WORK_CATS
+from reportgen.formats.events import GPU_WORK_CATS, KERNEL_CAT
 from reportgen.formats.inflate import GZIP_MAGIC
 
 __all__ = [
@@ -172,7 +172,7 @@ class Trace:
             return self.copy_bytes
         found: dict[object, int] = {}
         for raw in self.events:
-            if isinstance(raw, dict) and raw.get("cat") in GPU_WORK_CATS and raw.get("cat") != "kernel":
+            if isinstance(raw, dict) and raw.get("cat") in GPU_WORK_CATS and raw.get("cat") != KERNEL_CAT:
                 args = raw.get("args")
                 moved = copy_bytes(args)
                 if moved is not None and isinstance(args, dict) and "correlation" in args:
