@@ -26,18 +26,12 @@ from pathlib import Path
 from tabulate import tabulate
 
 from reportgen.bundle import iter_bundles, load_bundle
-from reportgen.pipeline import select_variant
-from reportgen.recipe import Recipe, load_recipe
+from reportgen.pipeline import variant_recipe
+from reportgen.recipe import Recipe
 
 __all__: list[str] = []
 
 _ROOT = Path(__file__).resolve().parents[1]
-
-
-def _recipe(path: Path, variant: str | None) -> Recipe:
-    recipe = load_recipe(path)
-    chosen = select_variant(recipe, variant, path)
-    return recipe.for_variant(chosen) if chosen is not None else recipe
 
 
 def manual(recipe_path: Path, variant: str | None) -> None:
@@ -47,7 +41,7 @@ def manual(recipe_path: Path, variant: str | None) -> None:
     from reportgen.run import inductor
     from reportgen.run.workload import build_workload, compile_model, resolve_device
 
-    recipe = _recipe(recipe_path, variant)
+    recipe = variant_recipe(recipe_path, variant)
     device = resolve_device(recipe.device)
     recipe = recipe.for_device(device)
     work = build_workload(recipe, str(recipe_path.parent), device)
@@ -85,7 +79,7 @@ def _ours(args: argparse.Namespace, work: Path) -> tuple[float, dict[str, float]
 
 
 def _manual(args: argparse.Namespace, work: Path) -> tuple[float, list[float]]:
-    env = _env(_recipe(args.recipe, args.variant), work / "manual-cache")
+    env = _env(variant_recipe(args.recipe, args.variant), work / "manual-cache")
     command = [sys.executable, __file__, str(args.recipe), "--manual"]
     _, out = _timed(command + (["--variant", args.variant] if args.variant else []), env)
     found = json.loads(out.strip().splitlines()[-1])

@@ -94,13 +94,10 @@ def main() -> None:
         child(args.child, args.bundle, args.graph)
         return
     from reportgen.formats import parse_seed_output
-    from reportgen.pipeline import select_variant
-    from reportgen.recipe import load_recipe
+    from reportgen.pipeline import variant_recipe
     from reportgen.run import child_env
 
-    recipe = load_recipe(args.recipe)
-    chosen = select_variant(recipe, args.variant, args.recipe)
-    recipe = recipe.for_variant(chosen) if chosen is not None else recipe
+    recipe = variant_recipe(args.recipe, args.variant)
     cache = args.cache or args.bundle.parent.parent / "cache" / args.bundle.name
     env = child_env(recipe, cache)
     wrapper = args.bundle / dict(_wrappers(args.bundle))[args.graph]

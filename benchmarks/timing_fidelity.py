@@ -55,8 +55,8 @@ from tabulate import tabulate
 
 from reportgen.bundle import MANIFEST_FILE, SEED_BUCKETS, load_bundle
 from reportgen.formats import parse_seed_output
-from reportgen.pipeline import select_variant
-from reportgen.recipe import Recipe, load_recipe
+from reportgen.pipeline import select_variant, variant_recipe
+from reportgen.recipe import load_recipe
 from reportgen.run import child_env, window
 from reportgen.run.window_host import Coordinator, Grouped, Turns
 from reportgen.run.window_policy import Window
@@ -103,12 +103,6 @@ PIN_VARIABLE = "FIDELITY_PIN_CPU"
 # --- the bare loop (a fresh process) -------------------------------------------------------------------------------
 
 
-def _recipe(path: Path, variant: str | None) -> Recipe:
-    recipe = load_recipe(path)
-    chosen = select_variant(recipe, variant, path)
-    return recipe.for_variant(chosen) if chosen is not None else recipe
-
-
 def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
     import torch
@@ -117,7 +111,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     from reportgen.run.workload import build_workload, compile_model, resolve_device
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
-    recipe = _recipe(recipe_path, variant)
+    recipe = variant_recipe(recipe_path, variant)
     device = resolve_device(recipe.device)
     recipe = recipe.for_device(device)
     work = build_workload(recipe, str(recipe_path.parent), device)
@@ -850,7 +844,7 @@ def compare(plan: Plan) -> Sitting:
             "ms on a normal host; 1.74-1.88 ms on one where mixnet_l's steps took twice as long and 6 comparisons "
             "decided no figure.)"
         )
-    env = child_env(_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
+    env = child_env(variant_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
     if plan.continue_from is not None:
         continue_from(sitting, plan.continue_from)
         update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)

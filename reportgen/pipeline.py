@@ -44,6 +44,7 @@ __all__ = [
     "run_recipes",
     "run_variant",
     "select_variant",
+    "variant_recipe",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,16 @@ def select_variant(recipe: Recipe, name: str | None, path: Path) -> Variant | No
         return None
     chosen = _selected(recipe, path, [name])
     return chosen[0]
+
+
+def variant_recipe(path: Path, name: str | None) -> Recipe:
+    """The recipe at `path` as its variant (or sweep point) `name` runs it; as written when `name` is None.
+
+    :raises RecipeError: when the file is not a valid recipe, or has no such variant
+    """
+    recipe = load_recipe(path)
+    chosen = select_variant(recipe, name, path)
+    return recipe.for_variant(chosen) if chosen is not None else recipe
 
 
 def _selected(recipe: Recipe, path: Path, only: Collection[str] | None) -> list[Variant | None]:

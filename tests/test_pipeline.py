@@ -201,3 +201,19 @@ def test_build_warns_about_a_bundle_whose_trace_cannot_be_read(
     (bundle / "trace.json.gz").write_bytes(raw)
     assert analyze_missing(tmp_path / "results") == [bundle]
     assert load_bundle(bundle).analysis_error is None and not (bundle / "analysis-error.txt").exists()
+
+
+def test_a_recipe_as_its_variant_runs_it() -> None:
+    """`pipeline.variant_recipe`: the recipe with a variant's options applied; as written without one; a variant the
+    recipe lacks is a `RecipeError` naming it."""
+    from reportgen.errors import RecipeError
+    from reportgen.pipeline import variant_recipe
+    from reportgen.recipe import load_recipe
+
+    path = Path(__file__).resolve().parents[1] / "recipes" / "mixnet_l.yaml"
+    written = load_recipe(path)
+    assert variant_recipe(path, None) == written
+    chosen = variant_recipe(path, "reduce-overhead")
+    assert (chosen.compile.mode, chosen.variants) == ("reduce-overhead", [])
+    with pytest.raises(RecipeError, match="nope"):
+        variant_recipe(path, "nope")

@@ -58,7 +58,7 @@ def wrapper_breaks(manifest: Manifest, breaks: list[GraphBreak]) -> Finding:
         severity="info",
         title=f"{total} graph break{'s' if total != 1 else ''} in {wrapper}'s own code, by design",
         evidence=f"Every graph break is in PyTorch's {wrapper} code, which Dynamo does not trace: "
-        + (", ".join(f"`{p}`" for p in places) or "the skipped function is the wrapper's")
+        + (", ".join(_code(p) for p in places) or "the skipped function is the wrapper's")
         + ". The model inside the wrapper is compiled; the compile diagnostics list each break.",
         suggestion="Nothing in the model's code to change for these. Breaks of your own code would be listed "
         "apart, as a warning.",

@@ -240,7 +240,11 @@ def _write_index(reports_dir: Path, records: Mapping[str, _Record], drawn: str) 
     chart = SPEEDUPS_PNG if speedups else None
     if speedups and (bars != drawn or not (reports_dir / SPEEDUPS_PNG).is_file()):
         draw_speedups(speedups, reports_dir)
-    sweeps = sorted(name for name, r in records.items() if r.row is not None and f"{SWEEP_PAGE}.md" in r.files)
+    sweeps = sorted(
+        (page, r.group)
+        for page, r in records.items()
+        if r.group and r.row is not None and f"{SWEEP_PAGE}.md" in r.files
+    )
     write_if_changed(reports_dir / INDEX_FILE, index_page(entries, broken, chart, sweeps).encode())
     write_if_changed(reports_dir / OVERVIEW_FILE, overview_page(entries, broken).encode())
     return {INDEX_FILE, OVERVIEW_FILE, *([SPEEDUPS_PNG] if chart else [])}, bars

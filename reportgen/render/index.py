@@ -203,10 +203,9 @@ def _broken_entry(broken: BrokenBundle) -> str:
     return f"```{{warning}}\nBundle {code_span(broken.name)} could not be read: {escape_md(broken.error)}\n```"
 
 
-def _sweeps_section(sweeps: Sequence[str]) -> str:
-    """Links to the sweeps' pages (`<first point's page>/sweep`), named by their recipe (the points' name before
-    `--`)."""
-    links = ", ".join(page_link(code_span(name.split("--")[0]), f"{page_name(name)}/{SWEEP_PAGE}") for name in sweeps)
+def _sweeps_section(sweeps: Sequence[tuple[str, str]]) -> str:
+    """Links to the sweeps' pages (`<first point's page>/sweep`), each named by its recipe."""
+    links = ", ".join(page_link(code_span(recipe), f"{page}/{SWEEP_PAGE}") for page, recipe in sweeps)
     return f"## Sweeps\n\nEach sweep has a page of curves over its points, which are rows above: {links}."
 
 
@@ -214,7 +213,7 @@ def index_page(
     entries: Sequence[IndexEntry],
     broken: Sequence[BrokenBundle] = (),
     speedup_chart: str | None = None,
-    sweeps: Sequence[str] = (),
+    sweeps: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The reports index: a summary table linking every report page, a chart, and warnings.
 
@@ -223,7 +222,7 @@ def index_page(
     Sphinx rewrites only the pages that changed.
 
     :param speedup_chart: the speedup chart's file name next to the index, when one was drawn
-    :param sweeps: the bundles whose page directory holds their sweep's page (each sweep's first point)
+    :param sweeps: (page directory, recipe name) of each sweep's first point, whose directory holds the sweep's page
     """
     parts = ["# Reports"]
     parts.append(_index_table(entries) if entries else "No reports yet.")

@@ -42,7 +42,6 @@ __all__ = [
     "early_timer",
     "graphs_not_timed",
     "main",
-    "time_graphs_in_fresh_process",
 ]
 
 REQUEST_FILE = f"{GRAPHS_DIR}/request.json"
@@ -125,20 +124,6 @@ def early_timer(recipe: Recipe, device: str, out_dir: Path, follower: bool) -> I
     timer = GraphTimer(out_dir, device, sys.executable)
     try:
         yield timer
-    finally:
-        timer.close()
-
-
-def time_graphs_in_fresh_process(
-    files: list[ModuleFile], out_dir: Path, device: str, python: str
-) -> list[GraphBenchmark]:
-    """Start this module in a new process on the bundle at `out_dir` and return what it measured.
-
-    :raises RuntimeError: when the process fails (its output is in the run log)
-    """
-    timer = GraphTimer(out_dir, device, python)
-    try:
-        return timer.time(files)
     finally:
         timer.close()
 

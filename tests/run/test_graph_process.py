@@ -16,7 +16,7 @@ import pytest
 
 from reportgen.bundle import GRAPHS_DIR
 from reportgen.run import graph_process, window
-from reportgen.run.graph_process import RESULT_FILE, WAIT_FLAG, GraphTimer, time_graphs_in_fresh_process
+from reportgen.run.graph_process import RESULT_FILE, WAIT_FLAG, GraphTimer
 
 
 def test_the_graph_process_starts_no_compile_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,7 +29,11 @@ def test_the_graph_process_starts_no_compile_workers(tmp_path: Path, monkeypatch
         f'#!/bin/sh\necho "$TORCHINDUCTOR_COMPILE_THREADS $2 $3 $4 $5" > {seen}\necho "[]" > "$3/{RESULT_FILE}"\n'
     )
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
-    assert time_graphs_in_fresh_process([], tmp_path, "cuda", str(python)) == []
+    timer = GraphTimer(tmp_path, "cuda", str(python))
+    try:
+        assert timer.time([]) == []
+    finally:
+        timer.close()
     assert seen.read_text().split() == ["1", "reportgen.run.graph_process", str(tmp_path), "cuda", WAIT_FLAG]
     assert os.environ["TORCHINDUCTOR_COMPILE_THREADS"] == "16"  # (the run's own is left as it was)
 
