@@ -16,10 +16,11 @@ from reportgen.run.protocol import CHILD_RESULT, ChildResult
 __all__ = ["child_command", "gather_ranks", "neutral_digest", "visible_gpus"]
 
 _DEVICE_INDEX = re.compile(
-    r"""(index=|cuda:|set_device\(|device_?guard\(|get_raw_stream\(|['"]device['"]: )\d+""", re.I
+    r"""(index=|cuda:|set_device\(|device_?guard\(|get_raw_stream\(|['"]device['"]: |\bstream)\d+""", re.I
 )
 """Where a wrapper names its rank's GPU: `device(type='cuda', index=1)`, `cuda:1`, `set_device(1)`, `_DeviceGuard(1)`,
-`get_raw_stream(1)`, Triton's `'device': 1`."""
+`get_raw_stream(1)`, Triton's `'device': 1`, and the stream variable named after it (`stream1 = get_raw_stream(1)`:
+every digest of two real H200 ranks, FSDP2, differed by it alone)."""
 _CACHE_PATH = re.compile(r"[^\s'\"]*/[a-z0-9]{2}/[a-z0-9]{52}\.\w+")
 """A file in an Inductor cache (`# kernel path: /tmp/<rank's cache>/ln/cln...fp.py`): its folder is the rank's cache
 and its name's first letters, which differ with the hash (2 x H200, resnet50 under DDP: every digest differed)."""

@@ -143,3 +143,20 @@ def test_two_ranks_wrappers_of_the_same_graph_digest_alike_and_another_graph_doe
             (tmp_path / name).write_text(source)
         assert rank1 != text and (wrapper == h100 or "/tmp/cache-of-rank-1/" in rank1)
         assert neutral_digest(wrapper) == neutral_digest(tmp_path / "rank1.py") != neutral_digest(tmp_path / "other.py")
+
+
+def test_two_real_ranks_wrappers_of_one_graph_digest_alike(tmp_path: Path) -> None:
+    """The same backward graph as two H200 ranks wrote it under FSDP2 (torch 2.11, NCCL): each names its own GPU,
+    its own cache path and its stream after the GPU (`stream1 = get_raw_stream(1)`), and they digest alike; the
+    same source with one kernel argument changed does not."""
+    texts = [
+        gzip.decompress((DATA_DIR / "h200-nccl-2ranks" / f"fsdp2-wrapper-rank{r}.py.gz").read_bytes()) for r in (0, 1)
+    ]
+    assert b"stream1 = get_raw_stream(1)" in texts[1] and b"stream0 = get_raw_stream(0)" in texts[0]
+    paths = [tmp_path / f"rank{r}.py" for r in (0, 1)]
+    for path, text in zip(paths, texts, strict=True):
+        path.write_bytes(text)
+    other = tmp_path / "other.py"
+    other.write_bytes(texts[0].replace(b"4194304, stream=stream0", b"4194305, stream=stream0", 1))
+    assert other.read_bytes() != texts[0]
+    assert neutral_digest(paths[0]) == neutral_digest(paths[1]) != neutral_digest(other)
