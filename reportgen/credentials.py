@@ -15,6 +15,7 @@ from typing import Final
 
 __all__ = [
     "ENV_VALUE",
+    "NOT_SECRET_NAMES",
     "REDACTED",
     "SECRET_NAME",
     "SECRET_VALUE",
@@ -26,12 +27,31 @@ __all__ = [
     "redact",
     "redact_env",
     "redact_env_yaml",
+    "secret_name",
     "secret_parts",
 ]
 
 REDACTED: Final = "[redacted]"
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION", re.I)
-"""Variable names that say the value is a credential."""
+"""Variable names that say the value is a credential (`secret_name`, which knows the exceptions)."""
+NOT_SECRET_NAMES: Final = frozenset(
+    {
+        "NOX_CURRENT_SESSION",  # nox's session name: `nox -s report` made every "report" of a run's log [redacted]
+        "XDG_SESSION_ID",
+        "XDG_SESSION_TYPE",  # x11, wayland, tty
+        "XDG_SESSION_CLASS",  # user, greeter
+        "XDG_SESSION_DESKTOP",
+        "XDG_SESSION_PATH",
+        "DESKTOP_SESSION",
+        "SESSION_MANAGER",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "KEYTIMEOUT",
+    }
+)
+"""Names `SECRET_NAME` matches whose values the desktop, the login or a tool sets, never a credential: their values
+(a word such as `report` or `user`) are not searched for in what a run writes, where each would garble every word
+that holds it. A value shaped like a credential is still taken out wherever it is (`redact`). An agent's socket
+(`SSH_AUTH_SOCK`) stays a secret: it opens the keys on that host."""
 
 URL_PASSWORD: Final = "password in a URL"
 ENV_VALUE: Final = "value of a secret variable"
@@ -74,15 +94,20 @@ def looks_like_token(value: str) -> bool:
     return SECRET_VALUE.search(value) is not None
 
 
+def secret_name(name: str) -> bool:
+    """Whether a variable's name says its value is a credential."""
+    return SECRET_NAME.search(name) is not None and name.upper() not in NOT_SECRET_NAMES
+
+
 def is_secret(name: str, value: str) -> bool:
     """Whether a variable looks like it carries a credential, by its name or its value."""
-    return SECRET_NAME.search(name) is not None or looks_like_token(value)
+    return secret_name(name) or looks_like_token(value)
 
 
 def secret_parts(name: str, value: str) -> list[str]:
     """The secrets a variable carries: its whole value when its name says so, else the credential-shaped
     parts of its value (tokens, a URL's password: `DATABASE_URL` keeps its user and host)."""
-    if SECRET_NAME.search(name):
+    if secret_name(name):
         return [value]
     return [m.group() for m in _TOKEN.finditer(value)] + [m["password"] for m in _URL_CREDENTIALS.finditer(value)]
 
@@ -102,7 +127,7 @@ or plain up to a comment, a comma or a bracket."""
 
 def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     """`env` with the value of every secret-named variable replaced by ``[redacted]``, whatever it looks like."""
-    return {name: REDACTED if SECRET_NAME.search(name) else value for name, value in env.items()}
+    return {name: REDACTED if secret_name(name) else value for name, value in env.items()}
 
 
 def redact_env_yaml(text: str) -> tuple[str, int]:
@@ -113,12 +138,12 @@ def redact_env_yaml(text: str) -> tuple[str, int]:
 
     def entry(match: re.Match[str]) -> str:
         nonlocal count
-        if not SECRET_NAME.search(match["name"]) or match["value"] in (f'"{REDACTED}"', f"'{REDACTED}'"):
+        if not secret_name(match["name"]) or match["value"] in (f'"{REDACTED}"', f"'{REDACTED}'"):
             return match.group()
         count += 1
         return f'{match["key"]}"{REDACTED}"'
 
-    if not any(SECRET_NAME.search(name) for name in _ENV_NAME.findall(text)):
+    if not any(secret_name(name) for name in _ENV_NAME.findall(text)):
         return text, 0
     return _YAML_ENTRY.sub(entry, text), count
 

@@ -12,6 +12,7 @@ from reportgen.credentials import (
     redact,
     redact_env,
     redact_env_yaml,
+    secret_name,
     secret_parts,
 )
 
@@ -146,3 +147,22 @@ def test_other_entries_stay(text: str) -> None:
 def test_redact_env_takes_every_secret_named_value() -> None:
     env = {"SERVICE_PASSWORD": "hunter2", "X": "1", "MY_SESSION": "a"}
     assert redact_env(env) == {"SERVICE_PASSWORD": REDACTED, "X": "1", "MY_SESSION": REDACTED}
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("NOX_CURRENT_SESSION", False),
+        ("XDG_SESSION_TYPE", False),
+        ("nox_current_session", False),
+        ("SSH_AUTH_SOCK", True),
+        ("SESSION_TOKEN", True),
+        ("MY_SESSION", True),
+        ("DB_PASSWORD", True),
+        ("HOME", False),
+    ],
+)
+def test_a_secret_name_leaves_out_the_variables_tools_set(name: str, secret: bool) -> None:
+    assert secret_name(name) is secret
+    assert (secret_parts(name, "report") == ["report"]) is secret
+    assert (redact_env({name: "report"})[name] == "[redacted]") is secret
