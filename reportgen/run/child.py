@@ -35,7 +35,7 @@ from reportgen.recipe import Recipe
 from reportgen.run import distributed, window
 from reportgen.run.graph_process import early_timer, graphs_not_timed
 from reportgen.run.host import Measurements, apply_placement
-from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec
+from reportgen.run.protocol import CHILD_RESULT, ChildResult, ChildSpec, exit_now
 from reportgen.run.ranks import neutral_digest
 
 if TYPE_CHECKING:
@@ -382,4 +382,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

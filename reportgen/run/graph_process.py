@@ -34,6 +34,7 @@ from pydantic import TypeAdapter
 from reportgen.bundle import GRAPHS_DIR, GraphBenchmark, ModuleFile
 from reportgen.recipe import Recipe
 from reportgen.run import window
+from reportgen.run.protocol import exit_now
 
 __all__ = [
     "REQUEST_FILE",
@@ -191,4 +192,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

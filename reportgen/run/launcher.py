@@ -259,6 +259,21 @@ def _check_space(bundle: Path) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+def _since_written(path: Path) -> float | None:
+    """Seconds since `path` was last written (the child's progress file: its last stage's end), None if missing."""
+    try:
+        return max(time.time() - path.stat().st_mtime, 0.0)
+    except OSError:
+        return None
+
+
+def _with_stages(metrics: Metrics, stages: dict[str, float | None]) -> Metrics:
+    """`metrics` with the launcher's own stages after the child's: its process ending after its last stage (compile
+    workers, the GPU's context, the heap), and the scrub of what it wrote."""
+    kept = {name: round(seconds, 3) for name, seconds in stages.items() if seconds is not None}
+    return metrics.model_copy(update={"stages_s": {**metrics.stages_s, **kept}})
+
+
 def _existing(bundle: Path, name: str | None) -> str | None:
     """`name` when it is a regular file inside the bundle (`bundle_file`: no `..`, no link), else None."""
     if not name:
@@ -304,11 +319,13 @@ def _populate(
         cmd = child_command(options.python, recipe, spec_path, bundle, env := child_env(recipe, cache_dir, options))
         timeout_s = options.timeout_s or recipe.timeout_s
         returncode, timed_out = spawn(cmd, env, bundle / LOG_FILE, timeout_s, Path(placement.host_dir))
+        exit_s = _since_written(bundle / CHILD_RESULT)
         result = _read_result(bundle / CHILD_RESULT)
         modules = result.modules if result and result.modules else []
         if not modules and kept is None:  # a kept cache holds earlier runs' modules too: no fallback
             modules = scan_cache_dir(cache_dir, bundle)
     (bundle / CHILD_RESULT).unlink(missing_ok=True)
+    scrub_t0 = time.monotonic()
     ranks = gather_ranks(recipe, bundle, result, env, lambda name: _existing(bundle, name), scrubber.scrub)
     _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
@@ -318,6 +335,7 @@ def _populate(
         tail = _log_tail(bundle / LOG_FILE)
         error = f"{error}\n\n{tail}" if tail else error
     error = scrubber.scrub(error, "error") if error else None
+    stages = {"child exit": exit_s, "scrub": time.monotonic() - scrub_t0}
     return Manifest(
         name=recipe.bundle_name(variant),
         **_variant_fields(variant, scrubber),
@@ -333,7 +351,7 @@ def _populate(
         finished_at=_now(),
         wall_time_s=round(time.monotonic() - t0, 3),
         environment=result.environment if result else None,
-        metrics=result.metrics if result else Metrics(),
+        metrics=_with_stages(result.metrics if result else Metrics(), stages),
         modules=modules,
         trace_file=_existing(bundle, result.trace_file if result else None),
         eager_trace_file=_existing(bundle, result.eager_trace_file if result else None),

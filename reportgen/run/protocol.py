@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+import sys
+from typing import Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict
 
@@ -10,7 +12,7 @@ from reportgen.bundle import Environment, Isolation, Metrics, ModuleFile
 from reportgen.recipe import Recipe
 from reportgen.run.host import HostPlacement
 
-__all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec"]
+__all__ = ["CHILD_RESULT", "CHILD_SPEC", "ChildResult", "ChildSpec", "exit_now"]
 
 CHILD_SPEC = "child-spec.json"
 CHILD_RESULT = "child-result.json"
@@ -45,3 +47,13 @@ class ChildResult(BaseModel):
     graphs: list[str] = []
     graph_digests: list[str] = []
     splits: list[str] = []
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a run's process (its child, the graph-timing process) with `code` once its output is flushed, without the
+    interpreter's teardown: its results are on disk by then, and the teardown (atexit hooks, the compile workers'
+    shutdown, a compile-sized heap, the GPU's context) only delayed whoever waits on it (the launcher, the run's
+    child). What the process leaves running, its supervisor ends (`reaper`)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

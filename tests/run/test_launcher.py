@@ -43,7 +43,10 @@ def test_ok_run_writes_a_complete_bundle(tmp_path: Path) -> None:
     assert len(wrappers) == 1 and "cpp_fused_add_mul_0" in (bundle / wrappers[0].path).read_text()
     assert manifest.environment.env["TORCHINDUCTOR_UNIQUE_KERNEL_NAMES"] == "1"
     assert (bundle / "recipe.yaml").read_text() == (RECIPES / "addmul.yaml").read_text()
-    assert "compiling" in (bundle / "run.log").read_text()
+    log = (bundle / "run.log").read_text()
+    assert "compiling" in log
+    assert f"compiled {m.compiled.median_ms:.3f} ms" in log  # the child's last line, flushed before it exits
+    assert list(m.stages_s)[-3:] == ["done", "child exit", "scrub"]  # the launcher's own stages after the child's
     assert not list(tmp_path.glob(".tmp-*"))
     capture = read_capture(bundle, manifest)
     (timed,) = capture.graph_benchmarks  # the one graph, timed alone in rounds; the median round counts
