@@ -154,6 +154,18 @@ def _alone(args: argparse.Namespace, work: Path) -> None:
     print(f"one site: reportgen build {' '.join(str(p) for p in sorted(work.glob('*-*')))} --out {work / 'site'}")
 
 
+def _window_bound(bundles: list[Bundle], one_s: float, gpus: int = 2) -> str:
+    """The `--gpus 1` pass's time in timed windows, and the throughput `gpus` GPUs can reach at most: a window
+    pauses every other run on the host, so windows never overlap anything (Amdahl: 1 / (W + (1 - W) / gpus))."""
+    window_s = sum(b.manifest.isolation.window_s for b in bundles if b.manifest.isolation is not None)
+    share = window_s / one_s if one_s > 0 else 0.0
+    bound = 1 / (share + (1 - share) / gpus) if share < 1 else 1.0
+    return (
+        f"timed windows of the --gpus 1 pass: {window_s:.1f} s of {one_s:.1f} s ({share:.1%}); "
+        f"with the others paused in each, {gpus} GPUs reach at most x{bound:.2f} (perfect balance)"
+    )
+
+
 def _throughput(args: argparse.Namespace, work: Path) -> None:
     if _EXTRA:
         print("note: with --inductor-cache the second pass compiles warm: its wall time is not comparable")
@@ -162,8 +174,9 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
     if not (work / "all").exists():  # the history a nightly's results directory holds: longest first
         shutil.copytree(work / "one", work / "all", symlinks=True)
     all_s = _run([*args.recipes, *variants, *_MATRIX], work / "all")
-    print(f"--gpus 1: {one_s:.1f} s; {' '.join(_MATRIX)}: {all_s:.1f} s; throughput x{one_s / all_s:.2f}\n")
+    print(f"--gpus 1: {one_s:.1f} s; {' '.join(_MATRIX)}: {all_s:.1f} s; throughput x{one_s / all_s:.2f}")
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
+    print(_window_bound(list(alone.values()), one_s) + "\n")
     table = []
     for path in iter_bundles(work / "all"):
         concurrent, single = load_bundle(path), alone.get(path.name)
