@@ -259,6 +259,15 @@ def _check_space(bundle: Path) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+def _error_text(bundle: Path, status: RunStatus, error: str | None, scrubber: Scrubber) -> str | None:
+    """The run's error, with its log's tail when it failed, scrubbed (ENOSPC raised when the disk is full)."""
+    if status is not RunStatus.ok:
+        _check_space(bundle)
+        tail = _log_tail(bundle / LOG_FILE)
+        error = f"{error}\n\n{tail}" if tail else error
+    return scrubber.scrub(error, "error") if error else None
+
+
 def _since_written(path: Path) -> float | None:
     """Seconds since `path` was last written (the child's progress file: its last stage's end), None if missing."""
     try:
@@ -330,11 +339,7 @@ def _populate(
     _scrub_outputs(bundle, scrubber)
     capture_file = _add_autotune(bundle, _existing(bundle, result.capture_file if result else None))
     status, error = _status(returncode, timed_out, result, ranks)
-    if status is not RunStatus.ok:
-        _check_space(bundle)
-        tail = _log_tail(bundle / LOG_FILE)
-        error = f"{error}\n\n{tail}" if tail else error
-    error = scrubber.scrub(error, "error") if error else None
+    error = _error_text(bundle, status, error, scrubber)
     stages = {"child exit": exit_s, "scrub": time.monotonic() - scrub_t0}
     return Manifest(
         name=recipe.bundle_name(variant),
