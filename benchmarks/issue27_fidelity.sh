@@ -9,7 +9,7 @@
 # On a slow host (mixnet_l compiled 69-75 ms a step instead of 36) mixnet_l's warm-up took 4.7 min and a round
 # 9-10 min, and a round's 6 comparisons decided nothing (forward busy -11.5 to +1.7 pp): look at the first
 # round's step times before spending more. Its host probe read 1.74-1.88 ms against 0.78-0.97 ms on a normal
-# host: a sitting stops after the warm-up when the probe reads over $FID_MAX_PROBE_MS (default 1.15), and after a
+# host: a sitting stops before the warm-up (a 3 s probe) and after it when the probe reads over $FID_MAX_PROBE_MS (default 1.15), and after a
 # round where a comparison's bare loop read over it (0.79-1.09 ms in a normal sitting's 9 comparisons, 1.19-1.72 ms
 # in a slow one's 6: its forward busy moved +-20 pp). CONTINUE=<an earlier sitting's --json> pools with it.
 set -u

@@ -29,8 +29,9 @@ interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the
 is printed beside it. `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
 busy is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
-`--max-host-probe-ms MS` a sitting stops when the host is slower than normal: after the warm-up when its probe
-reads over MS, and after a round where a comparison's bare loop did (that comparison is left out of the pools).
+`--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
+here reads over MS (a slow lent machine cost 4 min of warm-up to find out), after it when the warm-up's probe
+does, and after a round where a comparison's bare loop did (that comparison is left out of the pools).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
     import torch
 
-    from reportgen.run.measure import host_probe
+    from reportgen.run.host import host_probe
     from reportgen.run.workload import build_workload, compile_model, resolve_device
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
@@ -805,6 +806,29 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
     return {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
 
 
+def _check_host_first(max_ms: float | None, seconds: float = 3.0) -> None:
+    """Stop before the warm-up (4 min of mixnet_l on an H200) when this host is already slow: the run's host probe
+    (`host.host_probe`, no torch), here, every 10 ms for `seconds`; its median over `max_ms` ends the sitting."""
+    if max_ms is None:
+        return
+    from reportgen.run.host import host_probe
+
+    probes: list[float] = []
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        probes.append(host_probe() * 1e3)
+        time.sleep(0.01)
+    median = statistics.median(probes)
+    print(
+        f"host probe before the warm-up: median {median:.2f} ms over {len(probes)} ({min(probes):.2f}-{max(probes):.2f})"
+    )
+    if median > max_ms:
+        raise SystemExit(
+            f"this host is too slow for a sitting: its host probe read {median:.2f} ms before the warm-up, over "
+            f"--max-host-probe-ms {max_ms:g}; nothing was run."
+        )
+
+
 def compare(plan: Plan) -> Sitting:
     """Warm-up, then rounds until done; prints as it goes."""
     sitting = Sitting(
@@ -818,6 +842,7 @@ def compare(plan: Plan) -> Sitting:
     print(f"work directory {plan.work}; logs in {logs}", flush=True)
     warm_dir = _bundle_dir(plan, plan.work / "warmup")
     if not (warm_dir / MANIFEST_FILE).is_file():
+        _check_host_first(plan.max_host_probe_ms)
         warm_log = logs / "warmup.log"
         warming = _start("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
         _wait_all([warming], plan.round_timeout_s)

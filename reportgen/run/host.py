@@ -28,13 +28,28 @@ from reportgen.run import window
 __all__ = [
     "ACTIVITY_DIR",
     "HOST_DIR_VARIABLE",
+    "HOST_PROBE_LOOPS",
     "TIMING_LOCK",
     "HostPlacement",
     "Measurements",
     "apply_placement",
     "default_host_dir",
     "end_activity",
+    "host_probe",
 ]
+
+HOST_PROBE_LOOPS = 20_000
+"""Iterations of the host probe's loop: about 1 ms on a current server CPU."""
+
+
+def host_probe() -> float:
+    """Wall seconds of a fixed pure-Python workload (integer multiply-adds): the host CPU's speed now."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(HOST_PROBE_LOOPS):
+        total += i * i
+    return time.perf_counter() - start
+
 
 HOST_DIR_VARIABLE = "REPORTGEN_HOST_DIR"
 ACTIVITY_DIR = "activity"

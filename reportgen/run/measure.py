@@ -24,13 +24,12 @@ import torch
 
 from reportgen.bundle import StepTimes
 from reportgen.formats import MEASUREMENT_SPAN
+from reportgen.run.host import host_probe
 from reportgen.run.window import timed_window
 from reportgen.run.workload import Workload
 
 __all__ = [
-    "HOST_PROBE_LOOPS",
     "graph_pool_bytes",
-    "host_probe",
     "peak_memory",
     "profile_steps",
     "record_shapes",
@@ -39,19 +38,6 @@ __all__ = [
     "time_call",
     "time_interleaved",
 ]
-
-
-HOST_PROBE_LOOPS = 20_000
-"""Iterations of the host probe's loop: about 1 ms on a current server CPU."""
-
-
-def host_probe() -> float:
-    """Wall seconds of a fixed pure-Python workload (integer multiply-adds): the host CPU's speed now."""
-    start = time.perf_counter()
-    total = 0
-    for i in range(HOST_PROBE_LOOPS):
-        total += i * i
-    return time.perf_counter() - start
 
 
 def time_call(workload: Workload, fn: Callable[..., object]) -> float:
