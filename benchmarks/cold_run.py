@@ -18,20 +18,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from fresh_process import last_json, repo_env, run_timed
 from tabulate import tabulate
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.pipeline import variant_recipe
-from reportgen.recipe import Recipe
 
 __all__: list[str] = []
-
-_ROOT = Path(__file__).resolve().parents[1]
 
 
 def manual(recipe_path: Path, variant: str | None) -> None:
@@ -55,35 +52,21 @@ def manual(recipe_path: Path, variant: str | None) -> None:
     print(json.dumps({"compile_s": compile_s, "wrappers": [str(w) for w in wrappers]}), flush=True)
 
 
-def _env(recipe: Recipe, cache: Path) -> dict[str, str]:
-    env = {**os.environ, **recipe.env, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-def _timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
-    started = time.perf_counter()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
-    return wall, result.stdout
-
-
 def _ours(args: argparse.Namespace, work: Path) -> tuple[float, dict[str, float]]:
     command = [sys.executable, "-m", "reportgen", "run", str(args.recipe), "-o", str(work / "ours")]
     command += ["--variant", args.variant] if args.variant else []
-    wall, _ = _timed(command)
+    wall, _ = run_timed(command, os.environ)
     bundle = load_bundle(next(iter(iter_bundles(work / "ours"))))
     return wall, dict(bundle.manifest.metrics.stages_s)
 
 
 def _manual(args: argparse.Namespace, work: Path) -> tuple[float, list[float]]:
-    env = _env(variant_recipe(args.recipe, args.variant), work / "manual-cache")
+    recipe_env = variant_recipe(args.recipe, args.variant).env
+    env = repo_env({**os.environ, **recipe_env}, TORCHINDUCTOR_CACHE_DIR=str(work / "manual-cache"))
     command = [sys.executable, __file__, str(args.recipe), "--manual"]
-    _, out = _timed(command + (["--variant", args.variant] if args.variant else []), env)
-    found = json.loads(out.strip().splitlines()[-1])
-    walls = [_timed([sys.executable, wrapper, "-p"], env)[0] for wrapper in found["wrappers"]]
+    _, out = run_timed(command + (["--variant", args.variant] if args.variant else []), env)
+    found = last_json(out)
+    walls = [run_timed([sys.executable, wrapper, "-p"], env)[0] for wrapper in found["wrappers"]]
     return float(found["compile_s"]), walls
 
 

@@ -20,17 +20,16 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from fresh_process import last_json, repo_env, run_timed
 from tabulate import tabulate
 
 __all__: list[str] = []
 
-_ROOT = Path(__file__).resolve().parents[1]
 _ARMS = ("plain", "recorders")
 
 
@@ -73,16 +72,15 @@ def main() -> None:
     from reportgen.pipeline import variant_recipe
 
     recipe_env = variant_recipe(args.recipe, args.variant).env  # as the run applies it, before torch's import
-    path = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
     command = [sys.executable, __file__, str(args.recipe)] + (["--variant", args.variant] if args.variant else [])
     seconds: dict[str, list[float]] = {arm: [] for arm in _ARMS}
     rows = []
     for round_ in range(args.rounds):
         for arm in _ARMS[round_ % 2 :] + _ARMS[: round_ % 2]:
             with tempfile.TemporaryDirectory(prefix="compile-overhead-") as cache:
-                env = {**os.environ, **recipe_env, "PYTHONPATH": path, "TORCHINDUCTOR_CACHE_DIR": cache}
-                out = subprocess.run([*command, "--arm", arm], env=env, capture_output=True, text=True, check=True)
-            seconds[arm].append(json.loads(out.stdout.strip().splitlines()[-1])["first_call_s"])
+                env = repo_env({**os.environ, **recipe_env}, TORCHINDUCTOR_CACHE_DIR=cache)
+                _, out = run_timed([*command, "--arm", arm], env)
+            seconds[arm].append(last_json(out)["first_call_s"])
             rows.append([round_, arm, f"{seconds[arm][-1]:.2f}"])
             print(rows[-1], flush=True)
     print(tabulate(rows, headers=["round", "arm", "first compiled call (s)"]))

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from fresh_process import last_json, repo_env, run_timed
 from tabulate import tabulate
 
 __all__: list[str] = []
 
-_ROOT = Path(__file__).resolve().parents[1]
 _MODES = {"lazy": "LAZY", "eager": "EAGER"}
 
 
@@ -74,19 +72,15 @@ def main() -> None:
         probe(args.recipe, args.variant)
         return
     modes = args.modes.split(",")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)}
     command = [sys.executable, __file__, str(args.recipe), "--probe"] + (
         ["--variant", args.variant] if args.variant else []
     )
     rows = []
     for round_ in range(args.rounds):
         for mode in modes[round_ % len(modes) :] + modes[: round_ % len(modes)]:
-            begun = time.perf_counter()
-            out = subprocess.run(
-                command, env={**env, "CUDA_MODULE_LOADING": _MODES[mode]}, capture_output=True, text=True, check=True
-            ).stdout
-            seconds = json.loads(out.strip().splitlines()[-1])
-            rows.append([round_, mode, *(f"{s:.2f}" for s in seconds.values()), f"{time.perf_counter() - begun:.2f}"])
+            wall, out = run_timed(command, repo_env(CUDA_MODULE_LOADING=_MODES[mode]))
+            seconds = last_json(out)
+            rows.append([round_, mode, *(f"{s:.2f}" for s in seconds.values()), f"{wall:.2f}"])
             print(rows[-1], flush=True)
     print(tabulate(rows, headers=["round", "mode", "import", "context", "model", "first step", "second step", "wall"]))
 

@@ -19,9 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from fresh_process import last_json, run_timed
 from tabulate import tabulate
 
 from reportgen.bundle import iter_bundles, load_bundle
@@ -36,19 +36,9 @@ __all__: list[str] = []
 def _time_once(bundle: Path, env: dict[str, str], files: bytes, device: str) -> tuple[float, dict[str, float]]:
     (bundle / REQUEST_FILE).parent.mkdir(exist_ok=True)
     (bundle / REQUEST_FILE).write_bytes(files)
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "reportgen.run.graph_process", str(bundle), device],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - started
-    if result.returncode != 0:
-        raise SystemExit(f"graph process failed ({result.returncode}):\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+    wall, out = run_timed([sys.executable, "-m", "reportgen.run.graph_process", str(bundle), device], env)
     (bundle / RESULT_FILE).unlink(missing_ok=True)
-    return wall, json.loads(result.stdout.strip().splitlines()[-1])["stages_s"]
+    return wall, last_json(out)["stages_s"]
 
 
 def main() -> None:

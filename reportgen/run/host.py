@@ -38,6 +38,12 @@ __all__ = [
     "host_probe",
 ]
 
+HOST_DIR_VARIABLE = "REPORTGEN_HOST_DIR"
+ACTIVITY_DIR = "activity"
+TIMING_LOCK = "timing.lock"
+_STALE_S = 6 * 3600.0
+"""An ended run's activity file older than this is removed by the next run that reads it."""
+_DONE = "done"
 HOST_PROBE_LOOPS = 20_000
 """Iterations of the host probe's loop: about 1 ms on a current server CPU."""
 
@@ -49,14 +55,6 @@ def host_probe() -> float:
     for i in range(HOST_PROBE_LOOPS):
         total += i * i
     return time.perf_counter() - start
-
-
-HOST_DIR_VARIABLE = "REPORTGEN_HOST_DIR"
-ACTIVITY_DIR = "activity"
-TIMING_LOCK = "timing.lock"
-_STALE_S = 6 * 3600.0
-"""An ended run's activity file older than this is removed by the next run that reads it."""
-_DONE = "done"
 
 
 def default_host_dir() -> Path:
