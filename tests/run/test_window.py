@@ -319,11 +319,13 @@ def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> No
 
 
 class _FakeCuda:
-    """torch.cuda as `drain_gpu` sees it: `busy_s` of queued foreign work, each synchronize waiting 2 ms while
-    any is left (the other context's time slice), then returning at once."""
+    """torch.cuda as `drain_gpu` sees it: `busy_s` of queued foreign work from its first synchronize on (inside the
+    drain's clock, so that the drain cannot measure less), each synchronize waiting 2 ms while any is left (the other
+    context's time slice), then returning at once."""
 
     def __init__(self, busy_s: float) -> None:
-        self.until = time.perf_counter() + busy_s
+        self.busy_s = busy_s
+        self.until: float | None = None
         self.synchronizes = 0
 
     def is_available(self) -> bool:
@@ -334,6 +336,8 @@ class _FakeCuda:
 
     def synchronize(self) -> None:
         self.synchronizes += 1
+        if self.until is None:
+            self.until = time.perf_counter() + self.busy_s
         if time.perf_counter() < self.until:
             time.sleep(0.002)
 
