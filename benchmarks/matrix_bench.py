@@ -4,7 +4,8 @@
         [--variant NAME] [--rounds 2]
     python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
 
-`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command.
+`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command; `throughput`
+takes several (`--runs-per-gpu 1,2`: one `--gpus all` pass for each, every one against the same `--gpus 1` pass).
 
 `alone`: the recipes run one at a time (`--gpus 1`) and through the matrix scheduler (`--gpus all`, with the
 `--company` recipes beside them, so that something compiles while they time), alternating, `--rounds` times each
@@ -46,6 +47,8 @@ _EXTRA: list[str] = []
 """Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
 _MATRIX: list[str] = ["--gpus", "all"]
 """Arguments of the concurrent side (`--runs-per-gpu N` added)."""
+_PER_GPU: list[int] = [1]
+"""`--runs-per-gpu`: one value for `alone`, one `--gpus all` pass each for `throughput`."""
 
 
 def _run(args: list[str], results: Path) -> float:
@@ -171,14 +174,27 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
         print("note: with --inductor-cache the second pass compiles warm: its wall time is not comparable")
     variants = [arg for name in args.variant or [] for arg in ("--variant", name)]
     one_s = _run([*args.recipes, *variants, "--gpus", "1"], work / "one")
-    if not (work / "all").exists():  # the history a nightly's results directory holds: longest first
-        shutil.copytree(work / "one", work / "all", symlinks=True)
-    all_s = _run([*args.recipes, *variants, *_MATRIX], work / "all")
-    print(f"--gpus 1: {one_s:.1f} s; {' '.join(_MATRIX)}: {all_s:.1f} s; throughput x{one_s / all_s:.2f}")
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
+    passes = []
+    for per_gpu in _PER_GPU:
+        concurrent = ["--gpus", "all", *(["--runs-per-gpu", str(per_gpu)] if per_gpu != 1 else [])]
+        results = work / ("all" if per_gpu == 1 else f"all-{per_gpu}")
+        if not results.exists():  # the history a nightly's results directory holds: longest first
+            shutil.copytree(work / "one", results, symlinks=True)
+        all_s = _run([*args.recipes, *variants, *concurrent], results)
+        passes.append((results, f"{' '.join(concurrent)}: {all_s:.1f} s, throughput x{one_s / all_s:.2f}"))
+        print(f"--gpus 1: {one_s:.1f} s; {passes[-1][1]}", flush=True)
     print(_window_bound(list(alone.values()), one_s) + "\n")
+    for results, summary in passes:
+        print(f"{summary} ({results.name}/)")
+        _truth(results, alone)
+        print(f"one site: reportgen build {results} --out {work / 'site'}\n")
+
+
+def _truth(results: Path, alone: dict[str, Bundle]) -> None:
+    """Each concurrent run's figures against the same run alone, and its isolation."""
     table = []
-    for path in iter_bundles(work / "all"):
+    for path in iter_bundles(results):
         concurrent, single = load_bundle(path), alone.get(path.name)
         if single is None:
             continue
@@ -190,16 +206,17 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
                 diff = "—" if value is None or other is None else f"{value - other:+.1f} pp"
             table.append([path.name, key, _num(theirs.get(key)), _num(value), diff])
     print(tabulate(table, headers=["run", "", "alone (--gpus 1)", "concurrent", "difference"], disable_numparse=True))
-    for path in iter_bundles(work / "all"):
+    for path in iter_bundles(results):
         print(f"isolation of {path.name}: {_isolation(load_bundle(path))}")
-    print(f"one site: reportgen build {work / 'all'} --out {work / 'site'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", type=Path, default=None, help="where results go (default: a new temporary dir)")
     parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
-    parser.add_argument("--runs-per-gpu", type=int, default=1, help="passed to the --gpus all runs")
+    parser.add_argument(
+        "--runs-per-gpu", default="1", help="passed to the --gpus all runs (throughput: a pass for each of 1,2,...)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against matrix runs of the recipes, alternating")
     alone.add_argument("recipes", nargs="+")
@@ -210,8 +227,11 @@ def main() -> None:
     through.add_argument("recipes", nargs="+")
     through.add_argument("--variant", action="append", help="only these variants of recipes that have them")
     args = parser.parse_args()
-    if args.runs_per_gpu != 1:
-        _MATRIX.extend(["--runs-per-gpu", str(args.runs_per_gpu)])
+    _PER_GPU[:] = [int(n) for n in str(args.runs_per_gpu).split(",")]
+    if args.command == "alone" and len(_PER_GPU) > 1:
+        parser.error("alone takes one --runs-per-gpu")
+    if _PER_GPU[0] != 1:
+        _MATRIX.extend(["--runs-per-gpu", str(_PER_GPU[0])])
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
