@@ -4,8 +4,9 @@
         [--variant NAME] [--rounds 2]
     python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
 
-`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command; `throughput`
-takes several (`--runs-per-gpu 1,2`: one `--gpus all` pass for each, every one against the same `--gpus 1` pass).
+`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command (`auto`, the
+default: none, so reportgen chooses); `throughput` takes several (`--runs-per-gpu auto,1`: one `--gpus all` pass
+each, every one against the same `--gpus 1` pass, into `all/` for auto and `all-N/` for a count).
 
 `alone`: the recipes run one at a time (`--gpus 1`) and through the matrix scheduler (`--gpus all`, with the
 `--company` recipes beside them, so that something compiles while they time), alternating, `--rounds` times each
@@ -47,7 +48,7 @@ _EXTRA: list[str] = []
 """Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
 _MATRIX: list[str] = ["--gpus", "all"]
 """Arguments of the concurrent side (`--runs-per-gpu N` added)."""
-_PER_GPU: list[int] = [1]
+_PER_GPU: list[str] = ["auto"]
 """`--runs-per-gpu`: one value for `alone`, one `--gpus all` pass each for `throughput`."""
 
 
@@ -177,8 +178,8 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
     passes = []
     for per_gpu in _PER_GPU:
-        concurrent = ["--gpus", "all", *(["--runs-per-gpu", str(per_gpu)] if per_gpu != 1 else [])]
-        results = work / ("all" if per_gpu == 1 else f"all-{per_gpu}")
+        concurrent = ["--gpus", "all", *(["--runs-per-gpu", per_gpu] if per_gpu != "auto" else [])]
+        results = work / ("all" if per_gpu == "auto" else f"all-{per_gpu}")
         if not results.exists():  # the history a nightly's results directory holds: longest first
             shutil.copytree(work / "one", results, symlinks=True)
         all_s = _run([*args.recipes, *variants, *concurrent], results)
@@ -215,7 +216,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="where results go (default: a new temporary dir)")
     parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
     parser.add_argument(
-        "--runs-per-gpu", default="1", help="passed to the --gpus all runs (throughput: a pass for each of 1,2,...)"
+        "--runs-per-gpu",
+        default="auto",
+        help="passed to the --gpus all runs; auto: reportgen's own choice (throughput: a pass each of auto,1,2,...)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against matrix runs of the recipes, alternating")
@@ -227,11 +230,11 @@ def main() -> None:
     through.add_argument("recipes", nargs="+")
     through.add_argument("--variant", action="append", help="only these variants of recipes that have them")
     args = parser.parse_args()
-    _PER_GPU[:] = [int(n) for n in str(args.runs_per_gpu).split(",")]
-    if args.command == "alone" and len(_PER_GPU) > 1:
-        parser.error("alone takes one --runs-per-gpu")
-    if _PER_GPU[0] != 1:
-        _MATRIX.extend(["--runs-per-gpu", str(_PER_GPU[0])])
+    _PER_GPU[:] = [n.strip() for n in str(args.runs_per_gpu).split(",")]
+    if not all(n == "auto" or n.isdigit() for n in _PER_GPU) or (args.command == "alone" and len(_PER_GPU) > 1):
+        parser.error("--runs-per-gpu expects auto or a count (throughput: several, e.g. auto,1)")
+    if _PER_GPU[0] != "auto":
+        _MATRIX.extend(["--runs-per-gpu", _PER_GPU[0]])
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))

@@ -49,12 +49,13 @@ class MatrixOptions:
             "all|N|IDS",
         ),
     )
-    runs_per_gpu: int = field(
-        default=1,
+    runs_per_gpu: int | None = field(
+        default=None,
         metadata=_flag(
             "--runs-per-gpu",
             "runs sharing each GPU at a time (2: one compiles while another times; each timed window still has "
-            "the host and its GPU to itself); needs lock isolation",
+            "the host and its GPU to itself); needs lock isolation (default: 2 over several GPUs where the cores "
+            "and the runs' recorded memory allow, else 1)",
             "N",
         ),
     )
