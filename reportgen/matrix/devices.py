@@ -7,12 +7,12 @@ The parent never imports torch: GPUs are found with `CUDA_VISIBLE_DEVICES` when 
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from reportgen.errors import RunError
+from reportgen.nvidia import nvidia_smi
 
 __all__ = ["ISOLATIONS", "Slot", "discover_gpus", "make_slots", "resolve_gpus"]
 
@@ -40,11 +40,8 @@ def discover_gpus() -> list[str]:
     if visible is not None:
         ids = [entry.strip() for entry in visible.split(",") if entry.strip()]
         return [] if not ids or ids[0].startswith("-") else ids
-    try:
-        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [str(i) for i, line in enumerate(line for line in listed.stdout.splitlines() if line.startswith("GPU "))]
+    listed = nvidia_smi("-L") or ""
+    return [str(i) for i, line in enumerate(line for line in listed.splitlines() if line.startswith("GPU "))]
 
 
 def resolve_gpus(spec: str | None, discover: Callable[[], list[str]] = discover_gpus) -> list[str | None]:

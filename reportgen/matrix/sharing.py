@@ -14,10 +14,11 @@ results directory recorded. A run never run before has no record, so a matrix's 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from reportgen.nvidia import nvidia_smi
 
 __all__ = ["CONTEXT_BYTES", "MEMORY_MARGIN", "SLOT_MIN_CORES", "Sharing", "choose_sharing", "gpu_memory_bytes"]
 
@@ -46,18 +47,11 @@ class Sharing:
 def gpu_memory_bytes(devices: Sequence[str | None]) -> int | None:
     """The smallest memory of `devices` (`nvidia-smi`'s ids as `--gpus` gives them); None when unknown: no
     `nvidia-smi`, a device it does not list, or ids that are not its indices (UUIDs)."""
-    try:
-        listed = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
+    listed = nvidia_smi("--query-gpu=index,memory.total", "--format=csv,noheader,nounits")
+    if listed is None:
         return None
     sizes: dict[str, int] = {}
-    for line in listed.stdout.splitlines():
+    for line in listed.splitlines():
         index, _, mib = line.partition(",")
         if index.strip().isdigit() and mib.strip().isdigit():
             sizes[index.strip()] = int(mib.strip()) * 1024**2

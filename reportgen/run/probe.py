@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-import subprocess
 import sys
 
 import torch
 
 from reportgen import __version__
 from reportgen.bundle import Environment, GpuInfo, HostInfo, Versions
+from reportgen.nvidia import nvidia_smi
 from reportgen.run.environment import recordable_env
 
 __all__ = ["probe_environment"]
@@ -25,17 +25,8 @@ def _dist_version(name: str) -> str | None:
 
 
 def _driver_version() -> str | None:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+    out = (nvidia_smi("--query-gpu=driver_version", "--format=csv,noheader", timeout_s=10.0) or "").strip()
+    return out.splitlines()[0] if out else None
 
 
 def _cpu_model() -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from reportgen.bundle import RunStatus, write_bundle
 from reportgen.history import HistoryIndex
-from reportgen.matrix import MatrixOptions, MatrixRun, past_runs, run_matrix, sharing
+from reportgen.matrix import MatrixOptions, MatrixRun, discover_gpus, past_runs, run_matrix, sharing
 from reportgen.matrix.sharing import Sharing, choose_sharing, gpu_memory_bytes
 from reportgen.progress import RunOutcome, SilentProgress
 from reportgen.recipe import Recipe
@@ -53,7 +53,8 @@ def _fake_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir.mkdir()
     script = bin_dir / "nvidia-smi"
     script.write_text(
-        '#!/bin/sh\n[ "$1" = "--query-gpu=index,memory.total" ] || exit 9\necho "0, 81559"\necho "1, 40960"\n'
+        '#!/bin/sh\n[ "$1" = -L ] && echo "GPU 0: H100 (UUID: GPU-a)" && echo "GPU 1: A100 (UUID: GPU-b)" && exit 0\n'
+        '[ "$1" = "--query-gpu=index,memory.total" ] || exit 9\necho "0, 81559"\necho "1, 40960"\n'
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -61,8 +62,11 @@ def _fake_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_gpu_memory_is_the_smallest_of_the_gpus_or_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert gpu_memory_bytes(["0"]) is None
+    assert discover_gpus() == []
     _fake_nvidia_smi(tmp_path, monkeypatch)
+    assert discover_gpus() == ["0", "1"]
     assert gpu_memory_bytes(["0"]) == 81559 * 1024**2
     assert gpu_memory_bytes(["0", "1"]) == 40960 * 1024**2
     assert gpu_memory_bytes(["2"]) is None  # not listed
