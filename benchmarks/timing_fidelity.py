@@ -58,7 +58,7 @@ from reportgen.bundle import MANIFEST_FILE, SEED_BUCKETS, load_bundle
 from reportgen.formats import parse_seed_output
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
-from reportgen.run import child_env, window
+from reportgen.run import child_env, inductor, window
 from reportgen.run.window_host import Coordinator, Grouped, Turns
 from reportgen.run.window_policy import Window
 
@@ -94,6 +94,9 @@ LOG_TAIL_CHARS = 3000
 
 PARTNER_WAIT_S = 3600.0
 """How long a paired window waits for its partner before going alone (a run's own timeout is shorter)."""
+
+SEED_REPS_PREFIX = "fidelity-seed-reps: "
+"""A `-p` process prints its timings (JSON, ms per call) after this, for `_seed_result`."""
 
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
@@ -184,6 +187,8 @@ class GraphSide:
     unprofiled_wall_ms: float | None = None
     unprofiled_rounds_ms: list[float] = field(default_factory=list)
     """Every timing round of the graph (the first one is paired with the `-p`'s timing)."""
+    unprofiled_reps_ms: list[list[float]] = field(default_factory=list)
+    """Each round's `repeat` timings, ms per call (the first round's k-th took turns with the `-p`'s k-th)."""
     first_wall_ms: float | None = None
     seed_module: str | None = None
     seed_wall_s: float | None = None
@@ -191,6 +196,16 @@ class GraphSide:
     seed_busy_percent: float | None = None
     seed_categories_percent: dict[str, float] = field(default_factory=dict)
     seed_wall_ms: float | None = None
+    seed_reps_ms: list[float] = field(default_factory=list)
+    """The `-p`'s `repeat` timings, ms per call (its `seed_wall_ms` is their torch.median)."""
+
+    @property
+    def paired_reps_percent(self) -> float | None:
+        """Median over k of reportgen's first-round k-th timing / the `-p`'s k-th - 1 (%): the two harnesses on
+        the same moments of the host (each pair took turns), so a gap here is the method's, not the host's."""
+        ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
+        pairs = [100 * (a / b - 1) for a, b in zip(ours, self.seed_reps_ms, strict=False) if b > 0]
+        return statistics.median(pairs) if pairs else None
 
 
 @dataclass
@@ -377,6 +392,9 @@ def _bundle_dir(plan: Plan, results: Path) -> Path:
 
 def _seed_result(side: GraphSide, code: int, output: str, wall_s: float) -> None:
     side.seed_wall_s, side.seed_exit_code = wall_s, code
+    for line in output.splitlines():
+        if line.startswith(SEED_REPS_PREFIX):
+            side.seed_reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
     profiles = parse_seed_output(output)
     if profiles:
         side.seed_busy_percent = profiles[-1].busy_percent
@@ -394,12 +412,24 @@ def seed_process(wrapper: Path, graph: int) -> None:
     import torch._inductor.wrapper_benchmark as wrapper_benchmark
 
     main = wrapper_benchmark.compiled_module_main
-    names = iter((f"seed {graph} timing", f"seed {graph}"))
+    calls = iter(("timing", "profile"))
 
     def in_windows(name: str, benchmark: Callable[..., float]) -> None:
         def measured(*args: object, **kwargs: object) -> float:
-            with window.timed_window(next(names, f"seed {graph} more")):
-                return benchmark(*args, **kwargs)
+            if next(calls, "more") != "timing":
+                with window.timed_window(f"seed {graph}"):
+                    return benchmark(*args, **kwargs)
+            with contextlib.ExitStack() as stack:
+                each = stack.enter_context(
+                    inductor.each_timing(lambda k: window.timed_window(f"seed {graph} timing {k}"))
+                )
+                if each is None:
+                    stack.enter_context(window.timed_window(f"seed {graph} timing"))
+                taken = benchmark(*args, **kwargs)
+            if each:  # every timing in ms per call, as reportgen's bundle keeps its own
+                times = int(str(kwargs.get("times", 10)))
+                print(SEED_REPS_PREFIX + json.dumps([seconds / times * 1e3 for seconds in each]), flush=True)
+            return taken
 
         main(name, measured)
 
@@ -437,6 +467,7 @@ def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
             side.unprofiled_rounds_ms = list(graph.unprofiled_rounds_ms)
         if (bench := benches.get(number)) is not None:
             side.first_wall_ms = bench.first_wall_ms
+            side.unprofiled_reps_ms = [list(reps) for reps in bench.reps_ms]
         run.graphs.append(side)
     return run
 
@@ -566,6 +597,7 @@ def report(sitting: Sitting) -> None:
         keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
         print(f"\n{_graph_name(sitting, number)}: bundle - fresh -p, pp")
         print(tabulate(_pooled_rows(sitting, keys, "pp"), headers=_headers(sitting, "share"), disable_numparse=True))
+        _paired_reps(sitting, number)
     missing = [
         f"r{run.round} graph {g.graph} ({'no -p report' if g.seed_busy_percent is None else 'no busy in bundle'})"
         for run in sitting.runs
@@ -577,6 +609,20 @@ def report(sitting: Sitting) -> None:
     _costs(sitting)
     if left := undecided(sitting):
         print(f"\nnot decided (too few comparisons, or the interval straddles a tolerance edge): {', '.join(left)}")
+
+
+def _paired_reps(sitting: Sitting, number: int) -> None:
+    """The graph's wall per call, reportgen's first round against the `-p`, timing by timing (each pair took
+    turns): what the method adds on the same moments of the host, apart from which round the bundle keeps."""
+    paired = [g.paired_reps_percent for run in sitting.runs for g in run.graphs if g.graph == number]
+    if not any(v is not None for v in paired):
+        return
+    p = pool(paired, TOLERANCE_PCT)
+    interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
+    print(
+        "wall per call, reportgen's first round / the -p, timing by timing (median, %): "
+        f"{', '.join(_fmt(v, 2) for v in paired)}; HL {_fmt(p.estimate, 2)} {interval}"
+    )
 
 
 def _costs(sitting: Sitting) -> None:
@@ -667,7 +713,13 @@ def _group_policy(warm: Run, swapped: bool) -> Turns:
     to back with reportgen's first timing round and its profile of that graph."""
     pairs: list[tuple[Window, Window]] = []
     for g in warm.graphs:
-        pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
+        # each of the `-p`'s timings with reportgen's first round's timing of the same number (both harnesses
+        # time `repeat` x `times` calls; a bundle from before the per-timing windows had one window a round)
+        repeat = len(g.unprofiled_reps_ms[0]) if g.unprofiled_reps_ms else 0
+        for k in range(repeat):
+            pairs.append((("seed", f"seed {g.graph} timing {k}"), ("reportgen", f"graph {g.graph} timing {k}")))
+        if not repeat:
+            pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
         pairs.append((("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")))
     # A -p asks for its windows long before reportgen reaches that graph (its compile comes first, and a round's
     # runs start together): a partner that ends unseen retires, so waiting as long as a run may take is safe.
@@ -792,11 +844,11 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
         counts[role_] = counts.get(role_, 0) + 1
     steps = "".join("b" if r == "bare" else "r" for r, what, _, _ in windows if what == "steps")
 
-    def measured(what: str) -> tuple[str, str] | None:  # a `-p`'s or reportgen's graph window: (graph, timing|profile)
+    def measured(what: str) -> tuple[str, ...] | None:  # a `-p`'s or reportgen's graph window: (graph, what, k)
         words = what.split()
         if words[0] == "seed" and len(words) > 1:
-            return words[1], "timing" if words[-1] == "timing" else "profile"
-        return (words[1], words[2]) if words[0] == "graph" and len(words) == 3 else None
+            return words[1], *(words[2:] or ["profile"])
+        return tuple(words[1:]) if words[0] == "graph" and len(words) >= 3 else None
 
     gaps = {}
     for i in range(1, len(windows)):

@@ -40,6 +40,11 @@ class GraphBenchmark(BundleModel):
     rounds_ms: list[float] = Field(
         default_factory=list, description="Each round's median wall time per call, in the order measured."
     )
+    reps_ms: list[list[float]] = Field(
+        default_factory=list,
+        description="Each round's `repeat` timings, ms per call, in the order measured (the round's median is its "
+        "`rounds_ms`); empty where Inductor's harness could not be hooked.",
+    )
     first_wall_ms: float | None = Field(
         default=None,
         description="The fresh process's first `times` x `repeat` calls, before any warm-up: the only "

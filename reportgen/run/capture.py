@@ -115,6 +115,18 @@ def _first_calls(
     return graphs, first_ms
 
 
+def _round(bench: _Bench, name: str, times: int, repeat: int) -> tuple[float, list[float]]:
+    """One round: ms per call (the harness's median), and each of its `repeat` timings in ms per call. Each
+    timing is a timed window of its own, `<name> <k>` (a benchmark can pair them one by one with a fresh
+    `-p`'s); where Inductor's harness cannot be hooked, the round is one window, `<name>`."""
+    with contextlib.ExitStack() as stack:
+        each = stack.enter_context(inductor.each_timing(lambda k: timed_window(f"{name} {k}")))
+        if each is None:
+            stack.enter_context(timed_window(name))
+        ms = bench(times, repeat) * 1e3
+    return ms, [seconds / times * 1e3 for seconds in each or []]
+
+
 def time_graphs(
     modules: list[ModuleType],
     files: list[ModuleFile],
@@ -125,8 +137,8 @@ def time_graphs(
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone, unprofiled, as `-p` does: median per call over `times` x `repeat`.
 
-    That measurement is made `rounds` times, the graphs taking turns (each round in a timed window of its
-    own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a burst of load on
+    That measurement is made `rounds` times, the graphs taking turns (each of a round's `repeat` timings in a
+    timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a burst of load on
     the host (another tenant) lengthens one round, not the median. The fastest round would be lower than what
     `-p` typically shows (its one median): on an H200 (torch 2.11), resnet50's forward busy read 2-6 pp above
     a fresh `-p` in 3 of 3 interleaved comparisons. All rounds are recorded.
@@ -138,12 +150,14 @@ def time_graphs(
     """
     graphs, first_ms = _first_calls(modules, files, times, repeat)
     rounds_ms: dict[int, list[float]] = {index: [] for index, *_ in graphs}
+    reps_ms: dict[int, list[list[float]]] = {index: [] for index, *_ in graphs}
     started = time.perf_counter()
     with _quiet(), steady_gc() as pauses:
         for _ in range(rounds):
             for index, _, bench, _ in graphs:
-                with timed_window(f"graph {index} timing"):
-                    rounds_ms[index].append(bench(times, repeat) * 1e3)
+                ms, reps = _round(bench, f"graph {index} timing", times, repeat)
+                rounds_ms[index].append(ms)
+                reps_ms[index].append(reps)
     results = []
     for index, path, _, warm_s in graphs:
         measured = rounds_ms[index]
@@ -163,6 +177,7 @@ def time_graphs(
                 kind=kind,
                 wall_ms_per_call=wall_ms,
                 rounds_ms=measured,
+                reps_ms=reps_ms[index] if all(reps_ms[index]) else [],
                 first_wall_ms=first_ms[index],
                 times=times,
                 repeat=repeat,

@@ -7,13 +7,17 @@ instead of failing the run.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
 
 __all__ = [
+    "each_timing",
     "import_kernel_module",
     "is_wrapper",
     "kernel_benchmark",
@@ -70,6 +74,34 @@ def wrapper_benchmark(module: ModuleType) -> Callable[[int, int], float]:
         args = module.get_args()
         return lambda times, repeat: float(harness(args, times=times, repeat=repeat))
     return lambda times, repeat: float(harness(times=times, repeat=repeat))
+
+
+@contextlib.contextmanager
+def each_timing(around: Callable[[int], AbstractContextManager[object]]) -> Iterator[list[float] | None]:
+    """Inside: each `times`-call timing that a wrapper's harness makes (`print_performance` calls
+    `torch._inductor.utils.timed` `repeat` times) runs within `around(k)`, k = 0, 1, …, and its seconds are
+    appended to the yielded list. None when that function is not there: nothing is wrapped."""
+    try:
+        utils = importlib.import_module("torch._inductor.utils")
+    except ImportError:
+        utils = None
+    original = getattr(utils, "timed", None)
+    if utils is None or not callable(original):
+        yield None
+        return
+    seconds: list[float] = []
+
+    def timed(*args: object, **kwargs: object) -> float:
+        with around(len(seconds)):
+            taken = float(original(*args, **kwargs))
+        seconds.append(taken)
+        return taken
+
+    setattr(utils, "timed", timed)  # noqa: B010 (a private function, not typed)
+    try:
+        yield seconds
+    finally:
+        setattr(utils, "timed", original)  # noqa: B010
 
 
 def kernel_names(module: ModuleType) -> list[str]:

@@ -172,6 +172,23 @@ def test_turns_grant_pairs_back_to_back_and_swap_their_order() -> None:
     assert swapped.choose([seed, rg]) is rg
 
 
+def test_pairs_of_each_timing_take_strict_turns_and_later_rounds_go_as_they_come() -> None:
+    """A `-p`'s k-th timing and reportgen's first round's k-th, one pair each (`timing_fidelity`'s policy)."""
+    pairs = [(("seed", f"seed 0 timing {k}"), ("reportgen", f"graph 0 timing {k}")) for k in range(3)]
+    policy = Turns(("bare", "reportgen"), pairs=pairs)
+    other = _request("matrix", "kernel", 0)
+    for k in range(3):
+        seed, rg = _request("seed", f"seed 0 timing {k}", 1), _request("reportgen", f"graph 0 timing {k}", 2)
+        assert policy.choose([rg]) is None  # the -p's goes first: reportgen's waits for it
+        assert policy.choose([rg, seed]) is seed
+        policy.granted(seed)
+        assert policy.choose([other]) is None  # nothing slips between the two of a pair
+        assert policy.choose([other, rg]) is rg
+        policy.granted(rg)
+    again = _request("reportgen", "graph 0 timing 0", 3)  # round 2: each pair is used once
+    assert policy.choose([again]) is again
+
+
 def test_a_window_whose_partner_is_late_goes_alone() -> None:
     policy = Turns(("bare", "reportgen"), pairs=[(("seed", "seed 0"), ("reportgen", "graph 0 profile"))])
     policy.partner_wait_s = 0.0
@@ -249,7 +266,7 @@ def test_groups_take_their_own_turns_and_a_half_granted_pair_holds_the_host() ->
 def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A CPU `reportgen run` under a coordinator: every timed part asks for a window, a registered process is
     stopped during them, and the run's numbers are those of a plain run's shape."""
-    from reportgen.bundle import RunStatus, read_manifest
+    from reportgen.bundle import RunStatus, read_capture, read_manifest
     from reportgen.recipe import load_recipe
     from reportgen.run import RunOptions, run_recipe
 
@@ -270,7 +287,13 @@ def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: p
     steps = recipe.for_device("cpu").profile.steps
     assert granted.count(("addmul", "steps")) == steps == len(manifest.metrics.compiled.samples_ms)  # type: ignore[union-attr]
     assert granted.count(("addmul", "profile")) == 2  # compiled, then eager
-    assert granted.count(("addmul", "graph 0 timing")) == 3 and ("addmul", "graph 0 profile") in granted
+    [bench] = read_capture(bundle, manifest).graph_benchmarks  # type: ignore[union-attr]
+    timings = [what for role, what in granted if role == "addmul" and what.startswith("graph 0 timing ")]
+    assert timings == [f"graph 0 timing {k}" for k in range(bench.repeat)] * 3  # each timing its own window
+    assert ("addmul", "graph 0 profile") in granted
+    assert [len(reps) for reps in bench.reps_ms] == [bench.repeat] * 3
+    for reps, ms in zip(bench.reps_ms, bench.rounds_ms, strict=True):  # the harness's torch.median: the lower one
+        assert ms == pytest.approx(sorted(reps)[(bench.repeat - 1) // 2], rel=1e-6)
     assert window.SOCKET_VARIABLE not in (bundle / "manifest.json").read_text()  # the host's, not the recipe's
 
 
