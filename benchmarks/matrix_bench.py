@@ -4,9 +4,9 @@
         [--variant NAME] [--rounds 2]
     python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
 
-`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command (`auto`, the
-default: none, so reportgen chooses); `throughput` takes several (`--runs-per-gpu auto,1`: one `--gpus all` pass
-each, every one against the same `--gpus 1` pass, into `all/` for auto and `all-N/` for a count).
+`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command (`default`: no
+flag, reportgen's default of one); `throughput` takes several (`--runs-per-gpu default,2`: one `--gpus all` pass
+each, every one against the same `--gpus 1` pass, into `all/` for the default and `all-N/` for a count).
 
 `alone`: the recipes run one at a time (`--gpus 1`) and through the matrix scheduler (`--gpus all`, with the
 `--company` recipes beside them, so that something compiles while they time), alternating, `--rounds` times each
@@ -48,7 +48,7 @@ _EXTRA: list[str] = []
 """Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
 _MATRIX: list[str] = ["--gpus", "all"]
 """Arguments of the concurrent side (`--runs-per-gpu N` added)."""
-_PER_GPU: list[str] = ["auto"]
+_PER_GPU: list[str] = ["default"]
 """`--runs-per-gpu`: one value for `alone`, one `--gpus all` pass each for `throughput`."""
 
 
@@ -178,8 +178,8 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
     passes = []
     for per_gpu in _PER_GPU:
-        concurrent = ["--gpus", "all", *(["--runs-per-gpu", per_gpu] if per_gpu != "auto" else [])]
-        results = work / ("all" if per_gpu == "auto" else f"all-{per_gpu}")
+        concurrent = ["--gpus", "all", *(["--runs-per-gpu", per_gpu] if per_gpu != "default" else [])]
+        results = work / ("all" if per_gpu == "default" else f"all-{per_gpu}")
         if not results.exists():  # the history a nightly's results directory holds: longest first
             shutil.copytree(work / "one", results, symlinks=True)
         all_s = _run([*args.recipes, *variants, *concurrent], results)
@@ -217,8 +217,8 @@ def main() -> None:
     parser.add_argument("--inductor-cache", type=Path, help="passed to every run: warm compiles after the first")
     parser.add_argument(
         "--runs-per-gpu",
-        default="auto",
-        help="passed to the --gpus all runs; auto: reportgen's own choice (throughput: a pass each of auto,1,2,...)",
+        default="default",
+        help="passed to the --gpus all runs; default: no flag (throughput: a pass each, e.g. default,2)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against matrix runs of the recipes, alternating")
@@ -231,9 +231,9 @@ def main() -> None:
     through.add_argument("--variant", action="append", help="only these variants of recipes that have them")
     args = parser.parse_args()
     _PER_GPU[:] = [n.strip() for n in str(args.runs_per_gpu).split(",")]
-    if not all(n == "auto" or n.isdigit() for n in _PER_GPU) or (args.command == "alone" and len(_PER_GPU) > 1):
-        parser.error("--runs-per-gpu expects auto or a count (throughput: several, e.g. auto,1)")
-    if _PER_GPU[0] != "auto":
+    if not all(n == "default" or n.isdigit() for n in _PER_GPU) or (args.command == "alone" and len(_PER_GPU) > 1):
+        parser.error("--runs-per-gpu expects default or a count (throughput: several, e.g. default,2)")
+    if _PER_GPU[0] != "default":
         _MATRIX.extend(["--runs-per-gpu", _PER_GPU[0]])
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])

@@ -125,10 +125,6 @@ class PrintProgress:
         if outcome.analysis_error:
             self.notify(f"{name}: analysis failed: {outcome.analysis_error}")
 
-    def note(self, text: str) -> None:
-        """Pass the line on."""
-        self.notify(text)
-
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:
         """An aligned summary table of all runs."""
         rows = [SUMMARY_HEADER, *summary_rows(outcomes)]
@@ -274,10 +270,6 @@ class LiveProgress:
         )
         if self._overall is not None:
             self._progress.advance(self._overall)
-
-    def note(self, text: str) -> None:
-        """Print the line above the live display."""
-        self.console.print(escape(_cell(text)), highlight=False, soft_wrap=True)
 
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:
         """A summary table of all runs."""

@@ -49,9 +49,6 @@ class Progress(Protocol):
     def run_finished(self, outcome: RunOutcome) -> None:
         """A run ended (from the thread that ran it)."""
 
-    def note(self, text: str) -> None:
-        """A line about the whole of the work (e.g. how many runs share a GPU), before the runs start."""
-
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None: ...
     def build_stage(self, stage: str) -> None: ...
     def site_built(self, html_dir: Path) -> None: ...
@@ -64,9 +61,6 @@ class SilentProgress:
         """Nothing."""
 
     def run_finished(self, outcome: RunOutcome) -> None:
-        """Nothing."""
-
-    def note(self, text: str) -> None:
         """Nothing."""
 
     def runs_done(self, outcomes: Sequence[RunOutcome]) -> None:

@@ -72,9 +72,6 @@ class RunRecord(BundleModel):
     speedup: float | None = None
     compile_s: float | None = None
     peak_memory_compiled_bytes: int | None = None
-    peak_memory_eager_bytes: int | None = Field(
-        default=None, description="Peak GPU memory of the eager steps (a matrix plans from the larger peak)."
-    )
     git_commit: str | None = Field(default=None, description="The recipe's git commit (`+dirty` with changes).")
     busy_percent: dict[str, float] = Field(default_factory=dict, description="Headline busy % per compiled graph.")
     kernel_count: int | None = Field(default=None, description="Distinct kernels in the profiled steps.")
@@ -129,7 +126,6 @@ class RunRecord(BundleModel):
             speedup=metrics.speedup,
             compile_s=metrics.compile_time_s,
             peak_memory_compiled_bytes=metrics.peak_memory_compiled_bytes,
-            peak_memory_eager_bytes=metrics.peak_memory_eager_bytes,
             git_commit=manifest.git_commit,
             busy_percent=head.busy_percent() if head else {},
             kernel_count=len(head.kernels.kernels) if head and head.kernels else None,

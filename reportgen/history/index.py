@@ -41,9 +41,8 @@ from reportgen.errors import BundleError
 
 __all__ = ["SCHEMA", "HistoryIndex", "IndexUpdate", "bundle_home", "find_bundles", "kept_runs_of", "previous_run"]
 
-SCHEMA = 6
-"""`PRAGMA user_version` of today's index; another value means rebuild (5: the figure columns; 6: the eager peak
-memory in each record)."""
+SCHEMA = 5
+"""`PRAGMA user_version` of today's index; another value means rebuild (5: the figure columns)."""
 
 _TABLE = """
 CREATE TABLE runs (

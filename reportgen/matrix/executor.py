@@ -49,13 +49,12 @@ class MatrixOptions:
             "all|N|IDS",
         ),
     )
-    runs_per_gpu: int | None = field(
-        default=None,
+    runs_per_gpu: int = field(
+        default=1,
         metadata=_flag(
             "--runs-per-gpu",
             "runs sharing each GPU at a time (2: one compiles while another times; each timed window still has "
-            "the host and its GPU to itself); needs lock isolation (default: 2 over several GPUs where the cores "
-            "and the runs' recorded memory allow, else 1)",
+            "the host and its GPU to itself); needs lock isolation",
             "N",
         ),
     )

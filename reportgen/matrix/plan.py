@@ -12,16 +12,7 @@ from reportgen.bundle import HISTORY_INDEX_FILE, RunStatus, iter_bundles, read_m
 from reportgen.errors import ReportgenError, RunError
 from reportgen.recipe import Recipe, Variant
 
-__all__ = [
-    "MatrixRun",
-    "PastRun",
-    "Shard",
-    "expected_durations",
-    "longest_first",
-    "parse_shard",
-    "past_runs",
-    "shard_runs",
-]
+__all__ = ["MatrixRun", "Shard", "expected_durations", "longest_first", "parse_shard", "shard_runs"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,21 +70,13 @@ def shard_runs(runs: Sequence[MatrixRun], shard: Shard | None) -> list[MatrixRun
     return [run for position, run in enumerate(ordered) if position % shard.count == shard.index - 1]
 
 
-@dataclass(frozen=True)
-class PastRun:
-    """What a bundle name's latest successful run recorded that planning uses."""
-
-    wall_time_s: float
-    peak_memory_bytes: int | None = None
-    """Its peak GPU memory, the larger of its eager and compiled steps'; None: not recorded."""
-
-
-def past_runs(results_dir: Path) -> dict[str, PastRun]:
-    """Each bundle name's latest successful run: from `results_dir`'s history index when it has one (`reportgen
-    build` and `reportgen history` keep it), else from its latest bundles' manifests. Planning creates no file: a
-    run into a fresh or full results directory writes only its bundles."""
+def expected_durations(results_dir: Path) -> dict[str, float]:
+    """Each bundle name's latest successful wall time: from `results_dir`'s history index when it has one
+    (`reportgen build` and `reportgen history` keep it), else from its latest bundles' manifests. Planning
+    creates no file: a run into a fresh or full results directory writes only its bundles."""
     from reportgen.history import HistoryIndex
 
+    durations: dict[str, float] = {}
     if (results_dir / HISTORY_INDEX_FILE).is_file():
         try:
             with HistoryIndex(results_dir) as index:
@@ -102,32 +85,15 @@ def past_runs(results_dir: Path) -> dict[str, PastRun]:
         except (sqlite3.Error, OSError, ReportgenError) as exc:
             logger.warning("history index not read, planning from the latest bundles: %s", exc)
         else:
-            return {
-                r.name: PastRun(r.wall_time_s, _larger(r.peak_memory_eager_bytes, r.peak_memory_compiled_bytes))
-                for r in records
-                if r.status == "ok" and r.wall_time_s is not None
-            }
-    found: dict[str, PastRun] = {}
+            return {r.name: r.wall_time_s for r in records if r.status == "ok" and r.wall_time_s is not None}
     for bundle in iter_bundles(results_dir):
         try:
             manifest = read_manifest(bundle)
         except ReportgenError:
             continue
         if manifest.status is RunStatus.ok:
-            metrics = manifest.metrics
-            peak = _larger(metrics.peak_memory_eager_bytes, metrics.peak_memory_compiled_bytes)
-            found[manifest.name] = PastRun(manifest.wall_time_s, peak)
-    return found
-
-
-def _larger(*peaks: int | None) -> int | None:
-    known = [peak for peak in peaks if peak is not None]
-    return max(known) if known else None
-
-
-def expected_durations(results_dir: Path) -> dict[str, float]:
-    """Each bundle name's latest successful wall time (`past_runs`)."""
-    return {name: past.wall_time_s for name, past in past_runs(results_dir).items()}
+            durations[manifest.name] = manifest.wall_time_s
+    return durations
 
 
 def longest_first(runs: Sequence[MatrixRun], durations: Mapping[str, float]) -> list[MatrixRun]:

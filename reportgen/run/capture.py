@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -138,8 +139,8 @@ def time_graphs(
     """Time each compiled graph alone, unprofiled, as `-p` does: median per call over `times` x `repeat`.
 
     That measurement is made `rounds` times, the graphs taking turns (each of a round's `repeat` timings in a
-    timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a burst of load on
-    the host (another tenant) lengthens one round, not the median. The fastest round would be lower than what
+    timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a
+    burst of load on the host (another tenant) lengthens one round, not the median. The fastest round would be lower than what
     `-p` typically shows (its one median): on an H200 (torch 2.11), resnet50's forward busy read 2-6 pp above
     a fresh `-p` in 3 of 3 interleaved comparisons. All rounds are recorded.
 
@@ -153,28 +154,26 @@ def time_graphs(
     reps_ms: dict[int, list[list[float]]] = {index: [] for index, *_ in graphs}
     started = time.perf_counter()
     with _quiet(), steady_gc() as pauses:
-        for _ in range(rounds):
-            for index, _, bench, _ in graphs:
-                ms, reps = _round(bench, f"graph {index} timing", times, repeat)
-                rounds_ms[index].append(ms)
-                reps_ms[index].append(reps)
+        for _, (index, _, bench, _) in itertools.product(range(rounds), graphs):
+            ms, reps = _round(bench, f"graph {index} timing", times, repeat)
+            rounds_ms[index].append(ms)
+            reps_ms[index].append(reps)
     results = []
     for index, path, _, warm_s in graphs:
         measured = rounds_ms[index]
         wall_ms = statistics.median(measured)
+        rounds_text = ", ".join(f"{ms:.3f}" for ms in measured)
         print(
-            f"graph {index}: {wall_ms:.3f} ms per call, the median of {rounds} rounds of "
-            f"{times}x{repeat} "
-            f"calls ({', '.join(f'{ms:.3f}' for ms in measured)}) after a {warm_s:.1f} s warm-up; "
-            f"the first {times}x{repeat} calls: {first_ms[index]:.3f} ms per call",
+            f"graph {index}: {wall_ms:.3f} ms per call, the median of {rounds} rounds of {times}x{repeat} calls "
+            f"({rounds_text}) after a {warm_s:.1f} s warm-up; the first {times}x{repeat} calls: "
+            f"{first_ms[index]:.3f} ms per call",
             flush=True,
         )
-        kind = parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind
         results.append(
             GraphBenchmark(
                 graph=index,
                 wrapper=path,
-                kind=kind,
+                kind=parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind,
                 wall_ms_per_call=wall_ms,
                 rounds_ms=measured,
                 reps_ms=reps_ms[index] if all(reps_ms[index]) else [],
@@ -184,11 +183,8 @@ def time_graphs(
                 profiled_calls=0,
             )
         )
-    print(
-        f"graph timing: {pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms; "
-        f"{time.perf_counter() - started:.1f} s for {rounds} rounds",
-        flush=True,
-    )
+    taken_s = time.perf_counter() - started
+    print(f"graph timing: {pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms; {taken_s:.1f} s", flush=True)
     return results
 
 

@@ -59,6 +59,6 @@ def test_an_index_of_the_schema_before_the_figures_is_rebuilt(tmp_path: Path) ->
         [record] = index.runs()
     assert record.device_eager_ms == 6.1
     db = sqlite3.connect(tmp_path / HISTORY_INDEX_FILE)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 6
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 5
     assert db.execute("SELECT device_compiled_ms FROM runs").fetchone() == (2.28,)
     db.close()
