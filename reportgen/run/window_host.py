@@ -204,8 +204,9 @@ class Coordinator:
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
             self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)}{', shared gpu' if shared else ''})")
-        if names and self.settle_s > 0:
-            time.sleep(self.settle_s)
+        settle_s = self.policy.settle_s(request, sorted(names), self.settle_s) if names else 0.0
+        if settle_s > 0:
+            time.sleep(settle_s)
         return {"paused": sorted(names), "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
 
     def _leave(self, number: int) -> dict[str, object]:

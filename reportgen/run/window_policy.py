@@ -44,6 +44,11 @@ class Policy:
         """Whether a pair is half granted: no other window may slip in before its second member."""
         return False
 
+    def settle_s(self, request: Request, paused: list[str], default: float) -> float:
+        """How long to wait, after stopping `paused` for `request`'s window, before "go" (the coordinator's
+        `settle_s` unless a benchmark's policy says otherwise)."""
+        return default
+
 
 class Fifo(Policy):
     """First come, first served: a matrix's runs measure one at a time, in the order they asked."""

@@ -14,7 +14,7 @@ import pytest
 
 from reportgen.run import window
 from reportgen.run.pause import ancestors, descendants, lineage
-from reportgen.run.window_host import Coordinator, Grouped, Request, Turns
+from reportgen.run.window_host import Coordinator, Fifo, Grouped, Request, Turns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -338,6 +338,36 @@ def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> No
         assert all(_wait_for(lambda s=s: _state(s.pid) != "T") for s in spinners)
     finally:
         for process in (*spinners, holder):
+            process.kill()
+
+
+def test_a_policy_can_hold_go_back_after_the_pause() -> None:
+    """`Policy.settle_s`: a benchmark's policy waits longer before some windows (`benchmarks/window_truth.py`)."""
+    import json
+    import time
+
+    class Quiet(Fifo):
+        def settle_s(self, request: Request, paused: list[str], default: float) -> float:
+            return 0.5 if request.what == "quiet" else default
+
+    spinner = _spinner()
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with Coordinator(Quiet(), settle_s=0.0) as coordinator:
+            coordinator.register(spinner.pid, "company")
+            sock, reader = _talk(coordinator, {"pid": holder.pid, "role": "measured", "gpu": "0"})
+            waited = {}
+            for what in ("quiet", "busy"):
+                asked = time.monotonic()
+                sock.sendall(json.dumps({"enter": what}).encode() + b"\n")  # type: ignore[attr-defined]
+                assert json.loads(reader.readline())["go"]["paused"] == ["company"]  # type: ignore[attr-defined]
+                waited[what] = time.monotonic() - asked
+                sock.sendall(json.dumps({"leave": what}).encode() + b"\n")  # type: ignore[attr-defined]
+                reader.readline()  # type: ignore[attr-defined]
+            sock.close()  # type: ignore[attr-defined]
+        assert waited["quiet"] >= 0.5 > waited["busy"]
+    finally:
+        for process in (spinner, holder):
             process.kill()
 
 
