@@ -999,12 +999,12 @@ def main() -> int:
         parser.error("--until-decided MAX (comparisons) must be at least --rounds x --groups")
     work = (args.work or Path(tempfile.mkdtemp(prefix="fidelity-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    with _with_steps(args.recipe.resolve(), args.steps) as recipe:
+    with recipe_with_steps(args.recipe.resolve(), args.steps) as recipe:
         return _sitting(args, recipe, work)
 
 
 @contextlib.contextmanager
-def _with_steps(recipe: Path, steps: int | None) -> Iterator[Path]:
+def recipe_with_steps(recipe: Path, steps: int | None) -> Iterator[Path]:
     """`recipe`, or a copy beside it (its relative references unchanged) whose `profile.steps` is `steps`."""
     if steps is None:
         yield recipe

@@ -1,7 +1,7 @@
 """Does a timed window own the host? A run's step windows, quiet and busy in turn, beside a matrix's company.
 
     python benchmarks/window_truth.py RECIPE --company RECIPE... [--variant V] [--rounds 3] [--quiet-s 2]
-        [--work DIR] [--gpus 0,1]
+        [--steps N] [--work DIR] [--gpus 0,1]
 
 Runs alone and runs in a matrix are minutes apart, and a lent host's CPU speed moves by ±30 % in that time
 (2×H200: the host probe read 0.95–1.78 ms across six runs of transformer), so "alone against the matrix" in whole
@@ -19,6 +19,12 @@ Pairs (quiet, busy) of consecutive windows in which the company was stopped give
 host probe and the eager and compiled blocks; they are pooled over the rounds (Hodges-Lehmann shift, exact
 signed-rank 95 % interval, as `timing_fidelity.py`). A window owns the host when d is ~0: whatever the company
 did before a window, that window measures as if it had been alone. Which of the pair goes first alternates.
+`--steps N` times N block pairs (N step windows) through a copy of the recipe beside it, for more pairs a round.
+
+First sitting (1×H200, torch 2.11, 2026-11-27; transformer beside quickstart and graph_breaks on the same GPU,
+3 rounds, `--quiet-s 1`, 15 pairs): host probe −3.11 % [−17.88, +4.66], eager block −2.02 % [−7.08, +5.52],
+compiled block +4.58 % [−0.26, +9.30]. The host flipped between 0.95–1.13 and 1.62–1.82 ms from one window to
+the next; dividing a block by its window's probe widened the intervals (the two correlate at r = 0.3 only).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tabulate import tabulate
-from timing_fidelity import hodges_lehmann
+from timing_fidelity import hodges_lehmann, recipe_with_steps
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
@@ -117,12 +123,15 @@ def main() -> None:
     parser.add_argument("--variant")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quiet-s", type=float, default=2.0, help="a quiet window's wait after the pause")
+    parser.add_argument("--steps", type=int, help="block pairs the measured run times (default: the recipe's)")
     parser.add_argument("--gpus", help="the measured run's GPU, then the company's (default: as the host gives)")
     parser.add_argument("--work", type=Path)
     args = parser.parse_args()
     args.work = args.work or Path(tempfile.mkdtemp(prefix="window-truth-"))
     print(f"results under {args.work}", flush=True)
-    diffs = [d for number in range(1, args.rounds + 1) for d in _round(args, number)]
+    with recipe_with_steps(Path(args.recipe).resolve(), args.steps) as recipe:
+        args.recipe = str(recipe)
+        diffs = [d for number in range(1, args.rounds + 1) for d in _round(args, number)]
     rows = []
     for name in ("host probe", "eager block", "compiled block"):
         values = [d for figure, d in diffs if figure == name]
