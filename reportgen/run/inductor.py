@@ -11,12 +11,14 @@ import contextlib
 import importlib
 import importlib.util
 import inspect
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
 
 __all__ = [
+    "benchmarks_in",
     "each_timing",
     "import_kernel_module",
     "is_wrapper",
@@ -102,6 +104,55 @@ def each_timing(around: Callable[[int], AbstractContextManager[object]]) -> Iter
         yield seconds
     finally:
         setattr(utils, "timed", original)  # noqa: B010
+
+
+@contextlib.contextmanager
+def benchmarks_in(window: Callable[[], AbstractContextManager[object]]) -> Iterator[bool]:
+    """Inside: each of Inductor's own GPU benchmarks (a Triton kernel's configs tuned on its first call, pad_mm's
+    padded-or-not, max-autotune's choices) runs within `window()`, so that what it decides is measured as a timed
+    window is; one at a time, a benchmark nested in another within the outer one's. torch ≥ 2.13: its hook for a
+    harness's lock (`set_gpu_benchmark_lock_context`); earlier: the benchmarker's `benchmark_gpu`, wrapped.
+    Yields whether either was there."""
+    try:
+        bench = importlib.import_module("torch._inductor.runtime.benchmarking")
+    except ImportError:
+        yield False
+        return
+    depth, lock = [0], threading.RLock()  # one benchmark's window at a time; re-entered by the same thread
+
+    @contextlib.contextmanager
+    def outermost() -> Iterator[None]:
+        with lock:
+            depth[0] += 1
+            try:
+                with window() if depth[0] == 1 else contextlib.nullcontext():
+                    yield
+            finally:
+                depth[0] -= 1
+
+    setter = getattr(bench, "set_gpu_benchmark_lock_context", None)
+    if callable(setter):
+        previous = setter(outermost)
+        try:
+            yield True
+        finally:
+            setter(previous)
+        return
+    benchmarker = getattr(bench, "benchmarker", None)
+    original = getattr(benchmarker, "benchmark_gpu", None)
+    if benchmarker is None or not callable(original) or "benchmark_gpu" in vars(benchmarker):
+        yield False
+        return
+
+    def benchmark_gpu(*args: object, **kwargs: object) -> object:
+        with outermost():
+            return original(*args, **kwargs)
+
+    benchmarker.benchmark_gpu = benchmark_gpu  # the instance's, over its class's method
+    try:
+        yield True
+    finally:
+        del benchmarker.benchmark_gpu
 
 
 def kernel_names(module: ModuleType) -> list[str]:

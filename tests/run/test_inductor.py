@@ -39,3 +39,55 @@ def test_without_the_private_timed_nothing_is_wrapped(monkeypatch: pytest.Monkey
     with inductor.each_timing(lambda k: contextlib.nullcontext()) as each:
         assert each is None
     assert not hasattr(inductor_utils, "timed")
+
+
+def _window_counter() -> tuple[list[str], object]:
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def window() -> Iterator[None]:
+        entered.append("in")
+        yield
+        entered.append("out")
+
+    return entered, window
+
+
+def test_inductors_benchmarks_go_through_torchs_lock_hook_once_however_nested() -> None:
+    import torch._inductor.runtime.benchmarking as bench
+
+    if not hasattr(bench, "set_gpu_benchmark_lock_context"):
+        pytest.skip("this torch has no benchmark lock hook (the fallback is tested below)")
+    entered, window = _window_counter()
+    with inductor.benchmarks_in(window) as hooked:  # type: ignore[arg-type]
+        assert hooked
+        # what every benchmark_gpu enters (torch >= 2.13), and benchmark() delegating to benchmark_gpu()
+        with bench.maybe_gpu_benchmark_lock(), bench.maybe_gpu_benchmark_lock():
+            pass
+        with bench.maybe_gpu_benchmark_lock():
+            pass
+    assert entered == ["in", "out", "in", "out"]
+    with bench.maybe_gpu_benchmark_lock():
+        pass
+    assert len(entered) == 4  # the hook is put back
+
+
+def test_without_the_hook_the_benchmarkers_benchmark_gpu_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch._inductor.runtime.benchmarking as bench
+
+    monkeypatch.delattr(bench, "set_gpu_benchmark_lock_context", raising=False)
+    calls: list[str] = []
+
+    def fake_benchmark_gpu(self: object, fn: object, *args: object, **kwargs: object) -> float:
+        calls.append("bench")
+        if kwargs.get("nested"):
+            bench.benchmarker.benchmark_gpu(fn)  # a helper that delegates to another benchmark
+        return 1.0
+
+    monkeypatch.setattr(type(bench.benchmarker), "benchmark_gpu", fake_benchmark_gpu)
+    entered, window = _window_counter()
+    with inductor.benchmarks_in(window) as hooked:  # type: ignore[arg-type]
+        assert hooked
+        assert bench.benchmarker.benchmark_gpu(print, nested=True) == 1.0
+    assert calls == ["bench", "bench"] and entered == ["in", "out"]  # one window for the two
+    assert "benchmark_gpu" not in vars(bench.benchmarker)  # the class's method again
