@@ -38,12 +38,14 @@ class GraphBenchmark(BundleModel):
         description="Unprofiled wall time per call: the median round (older bundles: the fastest)."
     )
     rounds_ms: list[float] = Field(
-        default_factory=list, description="Each round's median wall time per call, in the order measured."
+        default_factory=list,
+        description="Each round's median wall time per call (`torch.median` of its `repeat` timings, as `-p` takes "
+        "it: the lower middle one).",
     )
     reps_ms: list[list[float]] = Field(
         default_factory=list,
-        description="Each round's `repeat` timings, ms per call, in the order measured (the round's median is its "
-        "`rounds_ms`); empty where Inductor's harness could not be hooked.",
+        description="Each round's `repeat` timings of `times` calls, ms per call; the rounds took turns timing by "
+        "timing (older bundles: none).",
     )
     first_wall_ms: float | None = Field(
         default=None,

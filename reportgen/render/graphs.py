@@ -42,12 +42,13 @@ Two definitions of "GPU busy" are shown, because they answer different questions
 - **busy (-p)** is PyTorch's own number, from `python <wrapper>.py -p`: each graph is run on its own,
   its kernels' device time per call is summed and divided by the graph's *unprofiled* wall time per call.
   Overlapping kernels count twice and profiling stretches kernels a little, so it can exceed 100 %.
-  reportgen reproduces it in the run's own process with the wrapper's harness (no second compilation),
-  and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans) out of the device time.
-  The device time per call matches a fresh `python <wrapper>.py -p`. The wall time of a launch-bound graph
-  is CPU time, which any load on the host lengthens: `-p` takes one median, reportgen takes `-p`'s median
-  in several rounds (listed in brackets) and divides by their median, so that a burst of load in one round
-  does not move the number. The spread of the rounds shows how steady the host was.
+  reportgen reproduces it in a fresh process of its own with the wrapper's harness, on the run's compiled
+  modules (no second compilation), and leaves GPU-side user annotations (`## Call CompiledFxGraph ##` spans)
+  out of the device time. The device time per call matches a fresh `python <wrapper>.py -p`. The wall time of
+  a launch-bound graph is CPU time, which any load on the host lengthens: `-p` takes one median, reportgen
+  takes `-p`'s median in three rounds that take turns timing by timing (listed in brackets) and divides by
+  their median, so that a burst of load does not move the number. The spread of the rounds shows how steady
+  the host was.
 - **busy (union)** is measured inside the profiled training/inference steps: the union of the graph's kernel
   intervals (no double counting across streams) over the graph's calls' wall span (from the call's start to
   its last kernel's end). Idle gaps in that span are launch overhead, Python, or waiting on the CPU.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
-import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -116,16 +115,21 @@ def _first_calls(
     return graphs, first_ms
 
 
-def _round(bench: _Bench, name: str, times: int, repeat: int) -> tuple[float, list[float]]:
-    """One round: ms per call (the harness's median), and each of its `repeat` timings in ms per call. Each
-    timing is a timed window of its own, `<name> <k>` (a benchmark can pair them one by one with a fresh
-    `-p`'s); where Inductor's harness cannot be hooked, the round is one window, `<name>`."""
-    with contextlib.ExitStack() as stack:
-        each = stack.enter_context(inductor.each_timing(lambda k: timed_window(f"{name} {k}")))
-        if each is None:
-            stack.enter_context(timed_window(name))
-        ms = bench(times, repeat) * 1e3
-    return ms, [seconds / times * 1e3 for seconds in each or []]
+def _timings(bench: _Bench, name: str, times: int, repeat: int, rounds: int) -> list[list[float]]:
+    """`rounds` rounds of `repeat` timings of `times` calls each, ms per call, the rounds taking turns timing by
+    timing (every round's k-th, then every round's k+1-th), so that all of them span the same moments of the
+    host; each timing is a timed window of its own, `<name> <k>` (a benchmark pairs them with a fresh `-p`'s)."""
+    timings: list[list[float]] = [[] for _ in range(rounds)]
+    for k in range(repeat):
+        for one in timings:
+            with timed_window(f"{name} {k}"):
+                one.append(bench(times, 1) * 1e3)  # the harness with repeat=1: one timing, per call
+    return timings
+
+
+def _lower_median(values: list[float]) -> float:
+    """`torch.median`'s median, as `print_performance` takes it: the lower of the two middle ones."""
+    return sorted(values)[(len(values) - 1) // 2]
 
 
 def time_graphs(
@@ -138,9 +142,9 @@ def time_graphs(
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone, unprofiled, as `-p` does: median per call over `times` x `repeat`.
 
-    That measurement is made `rounds` times, the graphs taking turns (each of a round's `repeat` timings in a
-    timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a
-    burst of load on the host (another tenant) lengthens one round, not the median. The fastest round would be lower than what
+    That measurement is made `rounds` times, the rounds taking turns timing by timing (`_timings`: each timing
+    a timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a
+    burst of load on the host (another tenant) lengthens a few timings of each round, not a round's median. The fastest round would be lower than what
     `-p` typically shows (its one median): on an H200 (torch 2.11), resnet50's forward busy read 2-6 pp above
     a fresh `-p` in 3 of 3 interleaved comparisons. All rounds are recorded.
 
@@ -150,17 +154,14 @@ def time_graphs(
     the run's process without these precautions; its device time per call agreed within 2 %.
     """
     graphs, first_ms = _first_calls(modules, files, times, repeat)
-    rounds_ms: dict[int, list[float]] = {index: [] for index, *_ in graphs}
-    reps_ms: dict[int, list[list[float]]] = {index: [] for index, *_ in graphs}
     started = time.perf_counter()
     with _quiet(), steady_gc() as pauses:
-        for _, (index, _, bench, _) in itertools.product(range(rounds), graphs):
-            ms, reps = _round(bench, f"graph {index} timing", times, repeat)
-            rounds_ms[index].append(ms)
-            reps_ms[index].append(reps)
+        reps_ms = {
+            index: _timings(bench, f"graph {index} timing", times, repeat, rounds) for index, _, bench, _ in graphs
+        }
     results = []
     for index, path, _, warm_s in graphs:
-        measured = rounds_ms[index]
+        measured = [_lower_median(reps) for reps in reps_ms[index]]
         wall_ms = statistics.median(measured)
         rounds_text = ", ".join(f"{ms:.3f}" for ms in measured)
         print(
@@ -176,7 +177,7 @@ def time_graphs(
                 kind=parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind,
                 wall_ms_per_call=wall_ms,
                 rounds_ms=measured,
-                reps_ms=reps_ms[index] if all(reps_ms[index]) else [],
+                reps_ms=reps_ms[index],
                 first_wall_ms=first_ms[index],
                 times=times,
                 repeat=repeat,
