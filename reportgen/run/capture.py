@@ -143,10 +143,11 @@ def time_graphs(
     """Time each compiled graph alone, unprofiled, as `-p` does: median per call over `times` x `repeat`.
 
     That measurement is made `rounds` times, the rounds taking turns timing by timing (`_timings`: each timing
-    a timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and a
-    burst of load on the host (another tenant) lengthens a few timings of each round, not a round's median. The fastest round would be lower than what
-    `-p` typically shows (its one median): on an H200 (torch 2.11), resnet50's forward busy read 2-6 pp above
-    a fresh `-p` in 3 of 3 interleaved comparisons. All rounds are recorded.
+    a timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and
+    a burst of load on the host (another tenant) lengthens a few timings of each round, not a round's median.
+    The fastest round would be lower than what `-p` typically shows (its one median): on an H200 (torch 2.11),
+    resnet50's forward busy read 2-6 pp above a fresh `-p` in 3 of 3 interleaved comparisons. All rounds and
+    their timings are recorded.
 
     Runs before any profiler session, with no logging hooks installed and the heap frozen
     (`steady_gc`), so that nothing adds CPU time to the calls. On an H200 (torch 2.11) mixnet_l's
