@@ -719,8 +719,8 @@ def _slow_host(plan: Plan, bare: Bare) -> float | None:
 
 
 def _group_policy(warm: Run, swapped: bool) -> Turns:
-    """One comparison's turns: step pairs alternate bare/reportgen; each graph's `-p` timing and profile go back
-    to back with reportgen's first timing round and its profile of that graph."""
+    """One comparison's turns: step pairs alternate bare/reportgen; each of a graph's `-p` timings goes back to back
+    with the timing of the same number in reportgen's first round, and its profile with reportgen's profile."""
     pairs: list[tuple[Window, Window]] = []
     for g in warm.graphs:
         # each of the `-p`'s timings with reportgen's first round's timing of the same number (both harnesses

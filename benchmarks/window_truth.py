@@ -30,13 +30,13 @@ the next; dividing a block by its window's probe widened the intervals (the two 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fresh_process import repo_env
 from tabulate import tabulate
 from timing_fidelity import hodges_lehmann, recipe_with_steps
 
@@ -70,7 +70,7 @@ class QuietEveryOther(Fifo):
 def _start(
     recipes: list[str], results: Path, role: str, gpu: str | None, socket: str, log: Path
 ) -> subprocess.Popen[bytes]:
-    env = {**os.environ, window.SOCKET_VARIABLE: socket, window.ROLE_VARIABLE: role}
+    env = repo_env(None, **{window.SOCKET_VARIABLE: socket, window.ROLE_VARIABLE: role})
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
     command = [sys.executable, "-m", "reportgen", "run", *recipes, "-o", str(results)]

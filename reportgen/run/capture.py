@@ -127,11 +127,6 @@ def _timings(bench: _Bench, name: str, times: int, repeat: int, rounds: int) -> 
     return timings
 
 
-def _lower_median(values: list[float]) -> float:
-    """`torch.median`'s median, as `print_performance` takes it: the lower of the two middle ones."""
-    return sorted(values)[(len(values) - 1) // 2]
-
-
 def time_graphs(
     modules: list[ModuleType],
     files: list[ModuleFile],
@@ -162,7 +157,7 @@ def time_graphs(
         }
     results = []
     for index, path, _, warm_s in graphs:
-        measured = [_lower_median(reps) for reps in reps_ms[index]]
+        measured = [statistics.median_low(reps) for reps in reps_ms[index]]  # torch.median's, as -p takes it
         wall_ms = statistics.median(measured)
         rounds_text = ", ".join(f"{ms:.3f}" for ms in measured)
         print(

@@ -82,7 +82,8 @@ def wrapper_benchmark(module: ModuleType) -> Callable[[int, int], float]:
 def each_timing(around: Callable[[int], AbstractContextManager[object]]) -> Iterator[list[float] | None]:
     """Inside: each `times`-call timing that a wrapper's harness makes (`print_performance` calls
     `torch._inductor.utils.timed` `repeat` times) runs within `around(k)`, k = 0, 1, …, and its seconds are
-    appended to the yielded list. None when that function is not there: nothing is wrapped."""
+    appended to the yielded list. None when that function is not there: nothing is wrapped. (The fidelity
+    benchmark times a fresh `-p` through it, timing by timing.)"""
     try:
         utils = importlib.import_module("torch._inductor.utils")
     except ImportError:
@@ -140,7 +141,7 @@ def benchmarks_in(window: Callable[[], AbstractContextManager[object]]) -> Itera
         return
     benchmarker = getattr(bench, "benchmarker", None)
     original = getattr(benchmarker, "benchmark_gpu", None)
-    if benchmarker is None or not callable(original) or "benchmark_gpu" in vars(benchmarker):
+    if benchmarker is None or not callable(original) or "benchmark_gpu" in getattr(benchmarker, "__dict__", {}):
         yield False
         return
 

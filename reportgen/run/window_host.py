@@ -204,10 +204,11 @@ class Coordinator:
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
             self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)}{', shared gpu' if shared else ''})")
-        settle_s = self.policy.settle_s(request, sorted(names), self.settle_s) if names else 0.0
+        paused = sorted(names)
+        settle_s = self.policy.settle_s(request, paused, self.settle_s) if paused else 0.0
         if settle_s > 0:
             time.sleep(settle_s)
-        return {"paused": sorted(names), "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
+        return {"paused": paused, "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
 
     def _leave(self, number: int) -> dict[str, object]:
         with self._cond:
