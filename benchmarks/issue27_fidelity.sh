@@ -12,6 +12,9 @@
 # host: a sitting stops before the warm-up (a 3 s probe) and after it when the probe reads over $FID_MAX_PROBE_MS (default 1.15), and after a
 # round where a comparison's bare loop read over it (0.79-1.09 ms in a normal sitting's 9 comparisons, 1.19-1.72 ms
 # in a slow one's 6: its forward busy moved +-20 pp). CONTINUE=<an earlier sitting's --json> pools with it.
+# A round's comparisons end together, and a cut-off round gives nothing: 6 mixnet_l comparisons at once on a host
+# whose probe read 1.52 ms had not ended 20 min after the warm-up (2xH200, 2026-11-27). Size rounds to the lease
+# (FID_GROUPS=3) and set STOP_AFTER_S (no round starts after it; the warm-up counts) to the time left minus a round.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
@@ -21,7 +24,8 @@ step() { echo "[$(date -u +%H:%M:%S)] $*"; }
 fidelity() {  # recipe name, steps, max comparisons, extra arguments
   python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" \
     --rounds "${FID_ROUNDS:-2}" --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
-    --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.15}" ${CONTINUE:+--continue-from "$CONTINUE"} "${@:4}"
+    --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.15}" ${CONTINUE:+--continue-from "$CONTINUE"} \
+    ${STOP_AFTER_S:+--stop-after-s "$STOP_AFTER_S"} "${@:4}"
 }
 run_resnet50() { fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" "$@"; }
 run_mixnet_l() { fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default "$@"; }

@@ -689,6 +689,20 @@ class Plan:
     steps: int | None = None
     max_host_probe_ms: float | None = None
     continue_from: Path | None = None
+    stop_after_s: float | None = None
+    """Start no round after this many seconds from the sitting's start (a lent machine's time is counted)."""
+    started: float = field(default_factory=time.monotonic)
+    stopped: bool = False
+
+    def out_of_time(self) -> bool:
+        """Whether the next round may not start (and says so)."""
+        spent = time.monotonic() - self.started
+        if self.stop_after_s is None or spent <= self.stop_after_s:
+            return False
+        if not self.stopped:
+            print(f"no more rounds: {spent:.0f} s spent, --stop-after-s {self.stop_after_s:g}", flush=True)
+        self.stopped = True
+        return True
 
 
 def continue_from(sitting: Sitting, path: Path) -> None:
@@ -938,11 +952,14 @@ def compare(plan: Plan) -> Sitting:
         print(f"continuing {plan.continue_from}: {len(sitting.runs)} comparisons", flush=True)
     excluded = len(sitting.excluded)
     for _ in range(plan.rounds):
+        if plan.out_of_time():
+            break
         _round(plan, sitting, warm, env)
         if len(sitting.excluded) > excluded:
             break
     while (
-        plan.until_decided is not None
+        not plan.out_of_time()
+        and plan.until_decided is not None
         and len(sitting.runs) < plan.until_decided
         and undecided(sitting)
         and len(sitting.excluded) == excluded
@@ -951,7 +968,8 @@ def compare(plan: Plan) -> Sitting:
         _round(plan, sitting, warm, env)
     if len(sitting.excluded) > excluded:
         print("the host slowed down during the sitting: it stops here (left-out comparisons are in --json)")
-    report(sitting)
+    if sitting.runs:
+        report(sitting)
     return sitting
 
 
@@ -982,6 +1000,7 @@ def main() -> int:
     parser.add_argument(
         "--continue-from", type=Path, metavar="JSON", help="an earlier sitting's --json: its comparisons come first"
     )
+    parser.add_argument("--stop-after-s", type=float, help="start no round after this many seconds (warm-up included)")
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
@@ -1038,6 +1057,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         steps=args.steps,
         max_host_probe_ms=args.max_host_probe_ms,
         continue_from=args.continue_from.resolve() if args.continue_from else None,
+        stop_after_s=args.stop_after_s,
     )
     if args.warm_up_only:
         plan.rounds = 0

@@ -1,7 +1,8 @@
 """Does a timed window own the host? A run's step windows, quiet and busy in turn, beside a matrix's company.
 
     python benchmarks/window_truth.py RECIPE --company RECIPE... [--variant V] [--rounds 3] [--quiet-s 2]
-        [--steps N] [--work DIR] [--gpus 0,1]
+        [--steps N] [--work DIR] [--gpus 0,1] [--until-decided MAX] [--stop-after-s S] [--json OUT]
+        [--continue-from JSON] [--tolerance-pct 5] [--probe-tolerance-pct 10]
 
 Runs alone and runs in a matrix are minutes apart, and a lent host's CPU speed moves by ±30 % in that time
 (2×H200: the host probe read 0.95–1.78 ms across six runs of transformer), so "alone against the matrix" in whole
@@ -20,25 +21,35 @@ host probe and the eager and compiled blocks; they are pooled over the rounds (H
 signed-rank 95 % interval, as `timing_fidelity.py`). A window owns the host when d is ~0: whatever the company
 did before a window, that window measures as if it had been alone. Which of the pair goes first alternates.
 `--steps N` times N block pairs (N step windows) through a copy of the recipe beside it, for more pairs a round.
+Each figure is judged as issue 28 asks: inside when its interval lies within ±`--tolerance-pct` (the step blocks,
+5 %) or ±`--probe-tolerance-pct` (the host probe, 10 %). `--until-decided MAX` runs more rounds, up to MAX, until
+every figure is inside or outside; `--stop-after-s` starts no round after that long (a lent machine's time is
+counted); `--json` keeps every pair, rewritten after each round, and `--continue-from` pools an earlier sitting's.
 
 First sitting (1×H200, torch 2.11, 2026-11-27; transformer beside quickstart and graph_breaks on the same GPU,
 3 rounds, `--quiet-s 1`, 15 pairs): host probe −3.11 % [−17.88, +4.66], eager block −2.02 % [−7.08, +5.52],
 compiled block +4.58 % [−0.26, +9.30]. The host flipped between 0.95–1.13 and 1.62–1.82 ms from one window to
 the next; dividing a block by its window's probe widened the intervals (the two correlate at r = 0.3 only).
+Second (1×H200, 2026-11-27, company on the same GPU, `--quiet-s 1`): transformer beside resnet50 and quickstart,
+`--steps 40`, 2 rounds, 40 pairs: probe +2.49 % [−2.50, +12.37], eager −0.86 % [−5.69, +4.04], compiled +0.61 %
+[−2.72, +4.13]; resnet50 beside transformer and quickstart, `--steps 30`, 1 round, 15 pairs: probe −1.50 % [−6.50,
++5.80], eager +2.50 % [−0.91, +6.29], compiled +2.42 % [−1.22, +5.77].
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fresh_process import repo_env
 from tabulate import tabulate
-from timing_fidelity import hodges_lehmann, recipe_with_steps
+from timing_fidelity import Pooled, pool, recipe_with_steps
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
@@ -48,6 +59,21 @@ from reportgen.run.window_policy import Fifo, Request
 __all__: list[str] = []
 
 MEASURED, COMPANY = "measured", "company"
+PROBE, EAGER, COMPILED = FIGURES = ("host probe", "eager block", "compiled block")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two consecutive step windows of one round, one quiet and one busy: a figure's value in each (ms)."""
+
+    round: int
+    figure: str
+    quiet: float
+    busy: float
+
+    @property
+    def d_percent(self) -> float:
+        return 100 * (self.busy / self.quiet - 1)
 
 
 @dataclass
@@ -77,8 +103,8 @@ def _start(
     return subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
 
-def _round(args: argparse.Namespace, number: int) -> list[tuple[str, float]]:
-    """One round: the pairs' differences, (figure, d %)."""
+def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
+    """One round: its (quiet, busy) pairs of consecutive step windows, both beside a stopped company."""
     work = args.work / f"round-{number}"
     work.mkdir(parents=True, exist_ok=True)
     policy = QuietEveryOther(args.quiet_s, quiet_first=number % 2 == 1)
@@ -86,7 +112,7 @@ def _round(args: argparse.Namespace, number: int) -> list[tuple[str, float]]:
     variant = ["--variant", args.variant] if args.variant else []
     with Coordinator(policy, settle_s=0.0, log_path=work / "windows.log") as coordinator:
         runs = [
-            _start([args.recipe, *variant], work / MEASURED, MEASURED, gpus[0], coordinator.path, work / "m.log"),
+            _start([str(recipe), *variant], work / MEASURED, MEASURED, gpus[0], coordinator.path, work / "m.log"),
             _start(args.company, work / COMPANY, COMPANY, gpus[-1], coordinator.path, work / "c.log"),
         ]
         for role, run in zip((MEASURED, COMPANY), runs, strict=True):
@@ -99,9 +125,9 @@ def _round(args: argparse.Namespace, number: int) -> list[tuple[str, float]]:
     if metrics.eager is None or metrics.compiled is None:
         raise SystemExit(f"{bundle.path}: no step times (see {work / 'm.log'})")
     series = {
-        "host probe": metrics.host_probe_ms,
-        "eager block": metrics.eager.samples_ms,
-        "compiled block": metrics.compiled.samples_ms,
+        PROBE: metrics.host_probe_ms,
+        EAGER: metrics.eager.samples_ms,
+        COMPILED: metrics.compiled.samples_ms,
     }
     out = []
     for i in range(0, len(policy.windows) - 1, 2):
@@ -111,9 +137,61 @@ def _round(args: argparse.Namespace, number: int) -> list[tuple[str, float]]:
         quiet, busy = (i, i + 1) if quiet_a else (i + 1, i)
         for name, values in series.items():
             if busy < len(values) and values[quiet] > 0:
-                out.append((name, 100 * (values[busy] / values[quiet] - 1)))
+                out.append(Pair(number, name, values[quiet], values[busy]))
     print(f"round {number}: {len(policy.windows)} step windows, {len(out) // len(series)} pairs beside the company")
     return out
+
+
+def _verdicts(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> list[tuple[str, Pooled]]:
+    """Each figure's pooled busy / quiet - 1 (%), judged against its tolerance."""
+    out = []
+    for name in FIGURES:
+        values: list[float | None] = [p.d_percent for p in pairs if p.figure == name]
+        if values:
+            out.append((name, pool(values, probe_tolerance_pct if name == PROBE else tolerance_pct)))
+    return out
+
+
+def _report(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> bool:
+    """Print the pooled table; whether every figure is decided (inside or outside its tolerance)."""
+    rows, decided = [], True
+    for name, pooled in _verdicts(pairs, tolerance_pct, probe_tolerance_pct):
+        low, high = pooled.low, pooled.high
+        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
+        count = sum(v is not None for v in pooled.values)
+        estimate = "—" if pooled.estimate is None else f"{pooled.estimate:+.2f}"
+        rows.append([name, count, estimate, interval, f"±{pooled.tolerance:g}", pooled.verdict])
+        decided = decided and pooled.verdict in ("inside", "outside")
+    print("\nbusy window / quiet window - 1, %, pooled over the pairs (Hodges-Lehmann, 95 % signed-rank interval)")
+    headers = ["figure", "pairs", "HL %", "95 % CI", "tolerance", "verdict"]
+    print(tabulate(rows, headers=headers, disable_numparse=True), flush=True)
+    return decided
+
+
+def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair]) -> None:
+    """Every pair so far into `path` (rewritten whole after each round, so a cut-off sitting keeps its rounds)."""
+    if path is None:
+        return
+    data = {
+        "recipe": Path(args.recipe).name,
+        "variant": args.variant,
+        "company": args.company,
+        "quiet_s": args.quiet_s,
+        "pairs": [asdict(p) for p in pairs],
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _continued(path: Path, recipe: str) -> list[Pair]:
+    """An earlier sitting's pairs (`--json`), for the same recipe, to pool with; rounds numbered negative."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("recipe") != Path(recipe).name:
+        raise SystemExit(f"{path}: pairs of {data.get('recipe')!r}, not of {Path(recipe).name!r}")
+    pairs = [Pair(**p) for p in data["pairs"]]
+    last = max((p.round for p in pairs), default=0)
+    return [Pair(p.round - last, p.figure, p.quiet, p.busy) for p in pairs]
 
 
 def main() -> None:
@@ -121,27 +199,35 @@ def main() -> None:
     parser.add_argument("recipe")
     parser.add_argument("--company", nargs="+", required=True, help="recipes that run beside it (one reportgen run)")
     parser.add_argument("--variant")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds to run (at least)")
+    parser.add_argument("--until-decided", type=int, metavar="MAX", help="then more, up to MAX, until decided")
+    parser.add_argument("--stop-after-s", type=float, help="start no round after this many seconds")
+    parser.add_argument("--tolerance-pct", type=float, default=5.0, help="the step blocks' tolerance")
+    parser.add_argument("--probe-tolerance-pct", type=float, default=10.0, help="the host probe's tolerance")
     parser.add_argument("--quiet-s", type=float, default=2.0, help="a quiet window's wait after the pause")
     parser.add_argument("--steps", type=int, help="block pairs the measured run times (default: the recipe's)")
     parser.add_argument("--gpus", help="the measured run's GPU, then the company's (default: as the host gives)")
     parser.add_argument("--work", type=Path)
+    parser.add_argument("--json", type=Path, help="every pair, rewritten after each round")
+    parser.add_argument("--continue-from", type=Path, help="an earlier sitting's --json to pool with")
     args = parser.parse_args()
     args.work = args.work or Path(tempfile.mkdtemp(prefix="window-truth-"))
     print(f"results under {args.work}", flush=True)
+    pairs = _continued(args.continue_from, args.recipe) if args.continue_from else []
+    if pairs:
+        print(f"{len(pairs) // len(FIGURES)} pairs from {args.continue_from}", flush=True)
+        _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+    started, most = time.monotonic(), max(args.rounds, args.until_decided or 0)
     with recipe_with_steps(Path(args.recipe).resolve(), args.steps) as recipe:
-        args.recipe = str(recipe)
-        diffs = [d for number in range(1, args.rounds + 1) for d in _round(args, number)]
-    rows = []
-    for name in ("host probe", "eager block", "compiled block"):
-        values = [d for figure, d in diffs if figure == name]
-        if not values:
-            continue
-        estimate, low, high = hodges_lehmann(values)
-        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
-        rows.append([name, len(values), f"{estimate:+.2f}", interval])
-    print("\nbusy window / quiet window - 1, %, pooled over the pairs (Hodges-Lehmann, 95 % signed-rank interval)")
-    print(tabulate(rows, headers=["figure", "pairs", "HL %", "95 % CI"], disable_numparse=True))
+        for number in range(1, most + 1):
+            if args.stop_after_s is not None and time.monotonic() - started > args.stop_after_s:
+                print(f"no round {number}: {args.stop_after_s:g} s have passed", flush=True)
+                break
+            pairs += _round(args, recipe, number)
+            _dump(args.json, args, pairs)
+            decided = _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+            if number >= args.rounds and (decided or args.until_decided is None):
+                break
 
 
 if __name__ == "__main__":
