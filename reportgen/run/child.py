@@ -201,7 +201,7 @@ def _warm_up_compiled(
     from reportgen.run.modules import copy_modules
 
     _log("compiling (first call)")
-    with inductor.benchmarks_in(lambda: window.timed_window("compile benchmark")):  # Inductor's choices, measured alone
+    with inductor.benchmarks_in(lambda: window.timed_window("compile benchmark", gpu_only=True)):  # its GPU, alone
         progress.metrics(compile_time_s=measure.time_call(work, compiled))
         for _ in range(max(recipe.profile.warmup - 1, 0)):
             measure.time_call(work, compiled)

@@ -11,9 +11,14 @@ Runs may share a GPU (`reportgen run --runs-per-gpu 2`). A paused run's process 
 had queued still runs; when the coordinator paused a run on this process's GPU, its "go" says `shared_gpu`, and
 the process waits on the device for that work to drain (`drain_gpu`) before it times.
 
+A window may be `gpu_only` (Inductor's own benchmarks during a compile, timed on the GPU by events): it still
+takes its turn with every other window, so nothing stops it midway, but the coordinator pauses only the runs
+that share its GPU; a run on another GPU goes on compiling meanwhile.
+
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
 ``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then
-``{"enter": what}`` (answer ``{"go": {...}}``) and ``{"leave": what}`` (answer ``{"left": {...}}``). A
+``{"enter": what}`` (``"gpu_only": true`` beside it for such a window; answer ``{"go": {...}}``) and
+``{"leave": what}`` (answer ``{"left": {...}}``). A
 coordinator that cannot be reached, or that does not answer within `WAIT_S`, is noted (`log().notes`) and the
 measurement goes on without it: a window never fails a run.
 """
@@ -143,9 +148,9 @@ def _drop(what: str, exc: Exception) -> None:
 
 
 @contextlib.contextmanager
-def timed_window(what: str) -> Iterator[None]:
+def timed_window(what: str, *, gpu_only: bool = False) -> Iterator[None]:
     """Hold a timed window for the `with` block: the host lock (`REPORTGEN_WINDOW_LOCK`) if set, then the
-    coordinator's "go" if there is one; a no-op with neither."""
+    coordinator's "go" if there is one; a no-op with neither. `gpu_only`: pause only the runs on this GPU."""
     lock, client = os.environ.get(LOCK_VARIABLE), _client()
     if not lock and client is None:
         yield
@@ -157,7 +162,7 @@ def timed_window(what: str) -> Iterator[None]:
                 stack.enter_context(hold_lock(Path(lock), timeout_s=None))
             except OSError as exc:
                 _note(f"timed windows: host lock {lock} not taken ({exc}); measured without it")
-        granted = client is not None and stack.enter_context(_granted(client, what))
+        granted = client is not None and stack.enter_context(_granted(client, what, gpu_only))
         opened = time.perf_counter()
         try:
             yield
@@ -169,11 +174,11 @@ def timed_window(what: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _granted(client: _Client, what: str) -> Iterator[bool]:
+def _granted(client: _Client, what: str, gpu_only: bool) -> Iterator[bool]:
     """The coordinator's "go" for `what`, and "left" at the end; yields whether it granted the window (False:
     it is gone, noted)."""
     try:
-        client.send({"enter": what})
+        client.send({"enter": what, **({"gpu_only": True} if gpu_only else {})})
         go = client.answer("go")
     except (OSError, ValueError) as exc:
         _drop(what, exc)

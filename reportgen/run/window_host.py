@@ -4,8 +4,10 @@ A process that is about to time asks for a window (`reportgen.run.window`); the 
 at a time, and before it says "go" it stops every other process it knows of with SIGSTOP (the whole tree
 under each one: compile workers, the graph-timing process, `setsid` grandchildren), waits `settle_s` for the
 GPU work they had queued to drain, and resumes them with SIGCONT when the window closes or its holder dies.
-The holder's own ancestors and descendants are never stopped. A watchdog process resumes whatever is
-stopped if the coordinator itself dies, even by SIGKILL, so no run is left paused.
+The holder's own ancestors and descendants are never stopped. A `gpu_only` window (a GPU-timed benchmark of
+Inductor's) still takes its turn, but stops only the runs whose GPU may be the holder's (`CUDA_VISIBLE_DEVICES`
+of their hello; unknown: stopped). A watchdog process resumes whatever is stopped if the coordinator itself dies,
+even by SIGKILL, so no run is left paused.
 
 The order in which waiting windows are granted is a `Policy`: first come first served for a matrix
 (`Fifo`), strict turns between two processes for a benchmark that compares them (`Turns`), several such
@@ -31,6 +33,13 @@ __all__ = ["Coordinator", "Fifo", "Grouped", "Policy", "Request", "Turns"]
 
 
 # --- the coordinator -----------------------------------------------------------------------------------------------
+
+
+def _may_share(a: str | None, b: str | None) -> bool:
+    """Whether two `CUDA_VISIBLE_DEVICES` values may name a common GPU (unknown, unset `*` or empty: yes)."""
+    if not a or not b or "*" in (a, b):
+        return True
+    return not {d.strip() for d in a.split(",")}.isdisjoint(d.strip() for d in b.split(","))
 
 
 @dataclass
@@ -162,7 +171,8 @@ class Coordinator:
                         )
                         self._log(f"hello #{number} pid {self._peers[number].pid} role {self._peers[number].role}")
                 elif "enter" in message:
-                    conn.sendall((json.dumps({"go": self._enter(number, str(message["enter"]))}) + "\n").encode())
+                    go = self._enter(number, str(message["enter"]), gpu_only=message.get("gpu_only") is True)
+                    conn.sendall((json.dumps({"go": go}) + "\n").encode())
                 elif "leave" in message:
                     conn.sendall((json.dumps({"left": self._leave(number)}) + "\n").encode())
         except (OSError, ValueError):
@@ -181,10 +191,10 @@ class Coordinator:
             with contextlib.suppress(OSError):
                 conn.close()
 
-    def _enter(self, number: int, what: str) -> dict[str, object]:
+    def _enter(self, number: int, what: str, *, gpu_only: bool = False) -> dict[str, object]:
         with self._cond:
             peer = self._peers.get(number, _Peer(0, ""))
-            request = Request(number, peer.pid, peer.role, what)
+            request = Request(number, peer.pid, peer.role, what, gpu_only=gpu_only)
             self._waiting.append(request)
             self._log(f"ask #{number} {peer.role}: {what}")
             self._cond.notify_all()
@@ -236,10 +246,12 @@ class Coordinator:
         table = process_parents()
         keep = lineage(holder.pid, table) | ancestors(os.getpid(), table)
         roots = {p.pid: p.role for p in self._peers.values() if p.pid} | self._roots
+        gpus = {p.pid: p.gpu for p in self._peers.values() if p.pid}
+        holder_gpu = next((p.gpu for p in self._peers.values() if p.pid == holder.pid), None)
         stop: set[int] = set()
         names: set[str] = set()
         for root, name in roots.items():
-            if root in keep:
+            if root in keep or (holder.gpu_only and not _may_share(holder_gpu, gpus.get(root))):
                 continue
             tree = descendants([root], table) - keep
             if tree:

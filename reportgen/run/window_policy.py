@@ -23,6 +23,8 @@ class Request:
     role: str
     what: str
     asked: float = field(default_factory=time.monotonic)
+    gpu_only: bool = False
+    """Pause only the runs that share the asker's GPU (a GPU-timed benchmark), not the whole host."""
 
 
 class Policy:

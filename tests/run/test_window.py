@@ -344,6 +344,51 @@ def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> No
             process.kill()
 
 
+def test_a_gpu_only_window_takes_its_turn_and_stops_only_the_runs_on_its_gpu() -> None:
+    """Runs on GPUs "0", "1" and unknown (a registered root that never said hello); a `gpu_only` holder on "0"
+    stops the run on "0" and the unknown one, not the one on "1", and waits its turn behind a host window."""
+    import json
+
+    spinners = [_spinner(), _spinner(), _spinner()]
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with Coordinator(settle_s=0.0) as coordinator:
+            peers = [
+                _talk(coordinator, {"pid": spinner.pid, "role": role, "gpu": gpu})
+                for spinner, role, gpu in zip(spinners[:2], ("on0", "on1"), ("0", "1"), strict=True)
+            ]
+            coordinator.register(spinners[2].pid, "unknown")
+            assert _wait_for(lambda: len(coordinator._peers) == 2)
+            other, other_reader = peers[1]
+            other.sendall(b'{"enter": "steps"}\n')  # type: ignore[attr-defined]
+            assert json.loads(other_reader.readline())["go"]["paused"] == ["on0", "unknown"]  # type: ignore[attr-defined]
+            sock, reader = _talk(coordinator, {"pid": holder.pid, "role": "holder", "gpu": "0"})
+            sock.sendall(b'{"enter": "compile benchmark", "gpu_only": true}\n')  # type: ignore[attr-defined]
+            assert _wait_for(lambda: len(coordinator._waiting) == 1)  # behind the host window of "on1"
+            other.sendall(b'{"leave": "steps"}\n')  # type: ignore[attr-defined]
+            other_reader.readline()  # type: ignore[attr-defined]
+            go = json.loads(reader.readline())["go"]  # type: ignore[attr-defined]
+            assert go["paused"] == ["on0", "unknown"] and go["shared_gpu"] is True
+            assert _wait_for(lambda: _state(spinners[0].pid) == "T" and _state(spinners[2].pid) == "T")
+            time.sleep(0.2)
+            assert _state(spinners[1].pid) != "T"  # the run on GPU 1 goes on meanwhile
+            sock.sendall(b'{"leave": "compile benchmark"}\n')  # type: ignore[attr-defined]
+            assert set(json.loads(reader.readline())["left"]["paused"]) == {"on0", "unknown"}  # type: ignore[attr-defined]
+            for s, _ in (*peers, (sock, reader)):
+                s.close()  # type: ignore[attr-defined]
+        assert all(_wait_for(lambda s=s: _state(s.pid) != "T") for s in spinners)
+    finally:
+        for process in (*spinners, holder):
+            process.kill()
+
+
+def test_gpus_may_share_unless_both_are_known_and_apart() -> None:
+    from reportgen.run.window_host import _may_share
+
+    assert _may_share("0", "0") and _may_share("0,1", "1") and _may_share(None, "1") and _may_share("*", "1")
+    assert not _may_share("0", "1") and not _may_share("0,2", "1,3")
+
+
 def test_a_policy_can_hold_go_back_after_the_pause() -> None:
     """`Policy.settle_s`: a benchmark's policy waits longer before some windows (`benchmarks/window_truth.py`)."""
     import json
