@@ -45,7 +45,8 @@ class Isolation(BundleModel):
     windows: int = Field(
         default=0,
         description="Timed windows the run held: each timed part (a pair of step blocks, the profiled steps, a "
-        "graph's timing round or profile, a kernel benchmark) alone on the host.",
+        "graph's timing or profile, a kernel benchmark) alone on the host, and each of Inductor's GPU benchmarks "
+        "during the compile alone on its GPU.",
     )
     window_s: float = Field(default=0.0, description="Seconds inside those windows.")
     window_wait_s: float = Field(default=0.0, description="Seconds waited for them (the lock, the coordinator).")
