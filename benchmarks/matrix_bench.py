@@ -100,6 +100,7 @@ def _isolation(bundle: Bundle) -> str:
         f"devices={iso.devices} cpus={iso.cpus or 'any'} compile_threads={iso.compile_threads} "
         f"timing_lock={iso.timing_lock} lock_wait={iso.lock_wait_s:.1f}s measured={_num(iso.measured_s, '.1f')}s "
         f"alone={iso.measured_alone} others={others} windows={iso.windows} in {iso.window_s:.1f}s "
+        f"gpu_windows={iso.gpu_windows} in {iso.gpu_window_s:.1f}s "
         f"(waited {iso.window_wait_s:.1f}s, coordinated={iso.coordinated}) "
         f"paused={', '.join(f'{n} {s:.1f}s' for n, s in iso.paused.items()) or 'none'} drain={iso.drain_s:.2f}s "
         f"notes={iso.notes or '-'}"

@@ -45,11 +45,18 @@ class Isolation(BundleModel):
     windows: int = Field(
         default=0,
         description="Timed windows the run held: each timed part (a pair of step blocks, the profiled steps, a "
-        "graph's timing or profile, a kernel benchmark) alone on the host, and each of Inductor's GPU benchmarks "
-        "during the compile alone on its GPU.",
+        "graph's timing or profile, a kernel benchmark) alone on the host.",
     )
     window_s: float = Field(default=0.0, description="Seconds inside those windows.")
-    window_wait_s: float = Field(default=0.0, description="Seconds waited for them (the lock, the coordinator).")
+    gpu_windows: int = Field(
+        default=0,
+        description="GPU-only windows the run held: each of Inductor's own GPU benchmarks during the compile, in "
+        "its turn with the others' windows, the runs that may share its GPU paused.",
+    )
+    gpu_window_s: float = Field(default=0.0, description="Seconds inside those GPU-only windows.")
+    window_wait_s: float = Field(
+        default=0.0, description="Seconds waited for either kind of window (the lock, the coordinator)."
+    )
     coordinated: bool = Field(
         default=False,
         description="Whether a coordinator granted the windows, one at a time, with the host's other runs paused.",

@@ -154,6 +154,8 @@ class Measurements:
                     "concurrent": concurrent,
                     "windows": windows.windows,
                     "window_s": round(windows.open_s, 3),
+                    "gpu_windows": windows.gpu_windows,
+                    "gpu_window_s": round(windows.gpu_open_s, 3),
                     "window_wait_s": round(windows.waited_s, 3),
                     "coordinated": bool(self.placement.window_socket) and not windows.notes,
                     "paused": {name: round(s, 3) for name, s in sorted(windows.paused.items())},

@@ -78,6 +78,9 @@ class WindowLog:
     windows: int = 0
     waited_s: float = 0.0
     open_s: float = 0.0
+    gpu_windows: int = 0
+    """`gpu_only` windows (counted apart: they pause only the runs on this GPU)."""
+    gpu_open_s: float = 0.0
     paused: dict[str, float] = field(default_factory=dict)
     """Name of each run the coordinator paused during this process's windows → seconds paused in all."""
     drain_s: float = 0.0
@@ -168,9 +171,13 @@ def timed_window(what: str, *, gpu_only: bool = False) -> Iterator[None]:
             yield
         finally:
             if lock or granted:  # a window only if the lock or the coordinator made it one
-                _LOG.windows += 1
                 _LOG.waited_s += opened - asked
-                _LOG.open_s += time.perf_counter() - opened
+                if gpu_only:
+                    _LOG.gpu_windows += 1
+                    _LOG.gpu_open_s += time.perf_counter() - opened
+                else:
+                    _LOG.windows += 1
+                    _LOG.open_s += time.perf_counter() - opened
 
 
 @contextlib.contextmanager
@@ -246,6 +253,8 @@ def merge_log(path: Path) -> None:
     _LOG.windows += int(found.get("windows", 0))
     _LOG.waited_s += float(found.get("waited_s", 0.0))
     _LOG.open_s += float(found.get("open_s", 0.0))
+    _LOG.gpu_windows += int(found.get("gpu_windows", 0))
+    _LOG.gpu_open_s += float(found.get("gpu_open_s", 0.0))
     _LOG.drain_s += float(found.get("drain_s", 0.0))
     for name, seconds in dict(found.get("paused", {})).items():
         _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)

@@ -53,6 +53,10 @@ MEASURE = textwrap.dedent(
                 time.sleep(0.2)
                 spans.append((began, time.time()))
             time.sleep(0.05)  # untimed work between windows: holds nothing
+        with window.timed_window("compile benchmark", gpu_only=True):  # takes its turn too, counted apart
+            began = time.time()
+            time.sleep(0.5)
+            spans.append((began, time.time()))
     print(json.dumps({"spans": spans, "isolation": run.isolation.model_dump(mode="json")}))
     """
 )
@@ -60,7 +64,8 @@ MEASURE = textwrap.dedent(
 
 def test_runs_take_turns_window_by_window_under_the_timing_lock(tmp_path: Path) -> None:
     """Two runs (real processes) measure at once: each timed window holds the host's lock, so no two windows
-    overlap, while their measuring phases do (the lock is not held between windows)."""
+    overlap, while their measuring phases do (the lock is not held between windows); a GPU-only window takes
+    the lock too and is counted apart."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     procs = [
         subprocess.Popen(
@@ -70,13 +75,14 @@ def test_runs_take_turns_window_by_window_under_the_timing_lock(tmp_path: Path) 
     ]
     found = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
     spans = sorted(tuple(span) for run in found for span in run["spans"])
-    assert len(spans) == 6
+    assert len(spans) == 8
     assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(spans)), spans
     owners = [next(i for i, run in enumerate(found) if list(span) in run["spans"]) for span in spans]
     assert owners != sorted(owners), "the windows did not interleave: a whole phase held the lock"
     for run in found:
         isolation = run["isolation"]
-        assert isolation["timing_lock"] and isolation["windows"] == 3 and isolation["window_s"] >= 0.6
+        assert isolation["timing_lock"] and isolation["windows"] == 3 and 0.6 <= isolation["window_s"] < 1.0
+        assert isolation["gpu_windows"] == 1 and isolation["gpu_window_s"] >= 0.5
         assert not isolation["coordinated"] and isolation["paused"] == {}
     assert max(run["isolation"]["window_wait_s"] for run in found) >= 0.1  # one of them waited for the other
 
