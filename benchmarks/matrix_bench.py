@@ -2,11 +2,12 @@
 
     python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] alone RECIPES... [--company RECIPES...]
         [--variant NAME] [--rounds 2]
-    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] throughput RECIPES...
+    python benchmarks/matrix_bench.py [--work DIR] [--runs-per-gpu N] [--isolation KIND] throughput RECIPES...
 
-`--runs-per-gpu N` is passed to the `--gpus all` runs (the concurrent side) of either sub-command (`default`: no
-flag, reportgen's default of one); `throughput` takes several (`--runs-per-gpu default,2`: one `--gpus all` pass
-each, every one against the same `--gpus 1` pass, into `all/` for the default and `all-N/` for a count).
+`--runs-per-gpu N` and `--isolation KIND` are passed to the `--gpus all` runs (the concurrent side) of either
+sub-command (`default`: no flag, reportgen's default: one run per GPU, `cores+lock`); `throughput` takes several of
+each (`--runs-per-gpu default,2 --isolation default,lock`: one `--gpus all` pass per combination, every one against
+the same `--gpus 1` pass, into `all/` for the defaults, `all-N/`, `all-lock/` or `all-N-lock/` otherwise).
 
 `alone`: the recipes run one at a time (`--gpus 1`) and through the matrix scheduler (`--gpus all`, with the
 `--company` recipes beside them, so that something compiles while they time), alternating, `--rounds` times each
@@ -40,6 +41,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from reportgen.bundle import Bundle, iter_bundles, load_bundle
+from reportgen.matrix import ISOLATIONS
 
 __all__: list[str] = []
 
@@ -50,6 +52,8 @@ _MATRIX: list[str] = ["--gpus", "all"]
 """Arguments of the concurrent side (`--runs-per-gpu N` added)."""
 _PER_GPU: list[str] = ["default"]
 """`--runs-per-gpu`: one value for `alone`, one `--gpus all` pass each for `throughput`."""
+_ISOLATION: list[str] = ["default"]
+"""`--isolation`: the same."""
 
 
 def _run(args: list[str], results: Path) -> float:
@@ -171,6 +175,10 @@ def _window_bound(bundles: list[Bundle], one_s: float, gpus: int = 2) -> str:
     )
 
 
+def _flag(flag: str, value: str) -> list[str]:
+    return [] if value == "default" else [flag, value]
+
+
 def _throughput(args: argparse.Namespace, work: Path) -> None:
     if _EXTRA:
         print("note: with --inductor-cache the second pass compiles warm: its wall time is not comparable")
@@ -178,9 +186,9 @@ def _throughput(args: argparse.Namespace, work: Path) -> None:
     one_s = _run([*args.recipes, *variants, "--gpus", "1"], work / "one")
     alone = {b.name: load_bundle(b) for b in iter_bundles(work / "one")}
     passes = []
-    for per_gpu in _PER_GPU:
-        concurrent = ["--gpus", "all", *(["--runs-per-gpu", per_gpu] if per_gpu != "default" else [])]
-        results = work / ("all" if per_gpu == "default" else f"all-{per_gpu}")
+    for per_gpu, isolation in [(n, kind) for n in _PER_GPU for kind in _ISOLATION]:
+        concurrent = ["--gpus", "all", *_flag("--runs-per-gpu", per_gpu), *_flag("--isolation", isolation)]
+        results = work / "-".join(["all", *(v for v in (per_gpu, isolation) if v != "default")])
         if not results.exists():  # the history a nightly's results directory holds: longest first
             shutil.copytree(work / "one", results, symlinks=True)
         all_s = _run([*args.recipes, *variants, *concurrent], results)
@@ -221,6 +229,11 @@ def main() -> None:
         default="default",
         help="passed to the --gpus all runs; default: no flag (throughput: a pass each, e.g. default,2)",
     )
+    parser.add_argument(
+        "--isolation",
+        default="default",
+        help="passed to the --gpus all runs; default: no flag (throughput: a pass each, e.g. default,lock)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     alone = sub.add_parser("alone", help="plain runs against matrix runs of the recipes, alternating")
     alone.add_argument("recipes", nargs="+")
@@ -234,8 +247,11 @@ def main() -> None:
     _PER_GPU[:] = [n.strip() for n in str(args.runs_per_gpu).split(",")]
     if not all(n == "default" or n.isdigit() for n in _PER_GPU) or (args.command == "alone" and len(_PER_GPU) > 1):
         parser.error("--runs-per-gpu expects default or a count (throughput: several, e.g. default,2)")
-    if _PER_GPU[0] != "default":
-        _MATRIX.extend(["--runs-per-gpu", _PER_GPU[0]])
+    _ISOLATION[:] = [n.strip() for n in str(args.isolation).split(",")]
+    kinds = ("default", *ISOLATIONS)
+    if not all(k in kinds for k in _ISOLATION) or (args.command == "alone" and len(_ISOLATION) > 1):
+        parser.error(f"--isolation expects one of {', '.join(kinds)} (throughput: several, e.g. default,lock)")
+    _MATRIX.extend([*_flag("--runs-per-gpu", _PER_GPU[0]), *_flag("--isolation", _ISOLATION[0])])
     if args.inductor_cache:
         _EXTRA.extend(["--inductor-cache", str(args.inductor_cache)])
     work = args.work or Path(tempfile.mkdtemp(prefix="matrix-bench-"))
