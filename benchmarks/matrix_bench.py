@@ -49,7 +49,7 @@ __all__: list[str] = []
 _EXTRA: list[str] = []
 """Arguments every `reportgen run` gets (`--inductor-cache DIR`)."""
 _MATRIX: list[str] = ["--gpus", "all"]
-"""Arguments of the concurrent side (`--runs-per-gpu N` added)."""
+"""Arguments of the concurrent side (`--runs-per-gpu N` and `--isolation KIND` added)."""
 _PER_GPU: list[str] = ["default"]
 """`--runs-per-gpu`: one value for `alone`, one `--gpus all` pass each for `throughput`."""
 _ISOLATION: list[str] = ["default"]

@@ -670,6 +670,26 @@ def _dump(sitting: Sitting, out: Path | None) -> None:
 
 
 @dataclass
+class Deadline:
+    """`--stop-after-s`: start no round after this many seconds from the sitting's start (a lent machine's time is
+    counted); None: no limit."""
+
+    limit_s: float | None
+    started: float = field(default_factory=time.monotonic)
+    said: bool = False
+
+    def passed(self) -> bool:
+        """Whether the next round may not start (said once)."""
+        spent = time.monotonic() - self.started
+        if self.limit_s is None or spent <= self.limit_s:
+            return False
+        if not self.said:
+            print(f"no more rounds: {spent:.0f} s spent, --stop-after-s {self.limit_s:g}", flush=True)
+        self.said = True
+        return True
+
+
+@dataclass
 class Plan:
     """What to run and where."""
 
@@ -689,20 +709,8 @@ class Plan:
     steps: int | None = None
     max_host_probe_ms: float | None = None
     continue_from: Path | None = None
-    stop_after_s: float | None = None
-    """Start no round after this many seconds from the sitting's start (a lent machine's time is counted)."""
-    started: float = field(default_factory=time.monotonic)
-    stopped: bool = False
-
-    def out_of_time(self) -> bool:
-        """Whether the next round may not start (and says so)."""
-        spent = time.monotonic() - self.started
-        if self.stop_after_s is None or spent <= self.stop_after_s:
-            return False
-        if not self.stopped:
-            print(f"no more rounds: {spent:.0f} s spent, --stop-after-s {self.stop_after_s:g}", flush=True)
-        self.stopped = True
-        return True
+    deadline: Deadline = field(default_factory=lambda: Deadline(None))
+    """No round starts after it (`--stop-after-s`)."""
 
 
 def continue_from(sitting: Sitting, path: Path) -> None:
@@ -952,13 +960,13 @@ def compare(plan: Plan) -> Sitting:
         print(f"continuing {plan.continue_from}: {len(sitting.runs)} comparisons", flush=True)
     excluded = len(sitting.excluded)
     for _ in range(plan.rounds):
-        if plan.out_of_time():
+        if plan.deadline.passed():
             break
         _round(plan, sitting, warm, env)
         if len(sitting.excluded) > excluded:
             break
     while (
-        not plan.out_of_time()
+        not plan.deadline.passed()
         and plan.until_decided is not None
         and len(sitting.runs) < plan.until_decided
         and undecided(sitting)
@@ -1057,7 +1065,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         steps=args.steps,
         max_host_probe_ms=args.max_host_probe_ms,
         continue_from=args.continue_from.resolve() if args.continue_from else None,
-        stop_after_s=args.stop_after_s,
+        deadline=Deadline(args.stop_after_s),
     )
     if args.warm_up_only:
         plan.rounds = 0

@@ -43,13 +43,12 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fresh_process import repo_env
 from tabulate import tabulate
-from timing_fidelity import Pooled, pool, recipe_with_steps
+from timing_fidelity import Deadline, Pooled, pool, recipe_with_steps
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
@@ -217,11 +216,10 @@ def main() -> None:
     if pairs:
         print(f"{len(pairs) // len(FIGURES)} pairs from {args.continue_from}", flush=True)
         _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
-    started, most = time.monotonic(), max(args.rounds, args.until_decided or 0)
+    deadline, most = Deadline(args.stop_after_s), max(args.rounds, args.until_decided or 0)
     with recipe_with_steps(Path(args.recipe).resolve(), args.steps) as recipe:
         for number in range(1, most + 1):
-            if args.stop_after_s is not None and time.monotonic() - started > args.stop_after_s:
-                print(f"no round {number}: {args.stop_after_s:g} s have passed", flush=True)
+            if deadline.passed():
                 break
             pairs += _round(args, recipe, number)
             _dump(args.json, args, pairs)

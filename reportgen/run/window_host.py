@@ -207,7 +207,7 @@ class Coordinator:
                 return {"closed": True}
             self.policy.granted(request)
             self._holder = request
-            names = self._stop_others(request)
+            names = self._stop_others(request, peer.gpu)
             shared = peer.gpu is not None and any(
                 other.gpu == peer.gpu and other.role in names for other in self._peers.values()
             )
@@ -240,14 +240,13 @@ class Coordinator:
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}
 
-    def _stop_others(self, holder: Request) -> set[str]:
+    def _stop_others(self, holder: Request, holder_gpu: str | None) -> set[str]:
         if self._pauser is None:
             return set()
         table = process_parents()
         keep = lineage(holder.pid, table) | ancestors(os.getpid(), table)
         roots = {p.pid: p.role for p in self._peers.values() if p.pid} | self._roots
         gpus = {p.pid: p.gpu for p in self._peers.values() if p.pid}
-        holder_gpu = next((p.gpu for p in self._peers.values() if p.pid == holder.pid), None)
         stop: set[int] = set()
         names: set[str] = set()
         for root, name in roots.items():
