@@ -8,7 +8,18 @@ On a bundle of a finished run (its Inductor cache warm, under `<bundle's results
 - `p`: `python <wrapper> -p`, the wall per call it prints (its first `times` x `repeat` calls);
 - `alone`: the wrapper alone, reportgen's harness: first calls, then 3 rounds (`capture.time_graphs`);
 - `both`: every wrapper of the bundle, as reportgen's graph process times them (rounds alternate graphs);
-- `plain`: the wrapper's own `benchmark_compiled_module` called 4 times in a row, nothing else imported.
+- `plain`: the wrapper's own `benchmark_compiled_module` called 4 times in a row, nothing else imported;
+- `seq`: as `plain`, 6 times in a row, each call's wall kept (do calls 101-600 take longer than calls 1-100?);
+- `p1`: `p` under reportgen's graph-process environment (`TORCHINDUCTOR_COMPILE_THREADS=1`, no compile workers).
+
+`both` runs, as reportgen's graph process does, under that environment too. `--ways` picks some.
+
+Second sitting (H200, torch 2.11, mixnet_l default, forward graph, 2026-11-27; `both` still loaded every wrapper
+and ran every graph's first calls before timing any): with no compile workers (`TORCHINDUCTOR_COMPILE_THREADS=1`
+for both ways), `alone` 12.65, 12.56, 12.34 ms against `both` 13.94, 13.57, 12.74 (each pair back to back): the
+forward timed after the backward's first calls was 3-10 % slower, which is why the graph-timing process now goes
+graph by graph (`capture.time_graphs`), and `both` with it. With 16 workers `alone` read 18.58, 15.35, 18.76 ms;
+`-p` 12.50, 25.47, 21.12 ms and `p1` 15.33, 22.54 ms: a fresh `-p`'s first 100 calls are the noisiest figure here.
 
 Prints each process's numbers and, per way, the median over reps: a way that is slower than `p` in every rep
 names what in reportgen's graph timing costs CPU time that `-p` does not pay.
@@ -33,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-WAYS = ("p", "alone", "both", "plain")
+WAYS = ("p", "alone", "both", "plain", "seq", "p1")
 
 
 def _wrappers(bundle: Path) -> list[tuple[int, str]]:
@@ -44,7 +55,7 @@ def _wrappers(bundle: Path) -> list[tuple[int, str]]:
 
 def child(way: str, bundle: Path, graph: int) -> None:
     """In a fresh process: time graph `graph` the way named, print one JSON line."""
-    if way == "plain":
+    if way in ("plain", "seq"):
         import importlib.util
 
         path = bundle / dict(_wrappers(bundle))[graph]
@@ -55,7 +66,9 @@ def child(way: str, bundle: Path, graph: int) -> None:
         from reportgen.run.inductor import wrapper_benchmark
 
         bench = wrapper_benchmark(module)
-        print(json.dumps({"way": way, "ms": [bench(10, 10) * 1e3 for _ in range(4)]}), flush=True)
+        print(
+            json.dumps({"way": way, "ms": [bench(10, 10) * 1e3 for _ in range(4 if way == "plain" else 6)]}), flush=True
+        )
         return
     from reportgen.bundle import ModuleFile
     from reportgen.run import capture, inductor
@@ -88,6 +101,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path)
     parser.add_argument("--reps", type=int, default=4)
     parser.add_argument("--graph", type=int, default=0)
+    parser.add_argument("--ways", default=",".join(WAYS), help="comma-separated, of " + ", ".join(WAYS))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -96,32 +110,35 @@ def main() -> None:
     from reportgen.formats import parse_seed_output
     from reportgen.pipeline import variant_recipe
     from reportgen.run import child_env
+    from reportgen.run.graph_process import NO_WORKERS
 
     recipe = variant_recipe(args.recipe, args.variant)
     cache = args.cache or args.bundle.parent.parent / "cache" / args.bundle.name
     env = child_env(recipe, cache)
     wrapper = args.bundle / dict(_wrappers(args.bundle))[args.graph]
-    seen: dict[str, list[float]] = {way: [] for way in WAYS}
+    ways = tuple(w for w in args.ways.split(",") if w in WAYS)
+    seen: dict[str, list[float]] = {way: [] for way in ways}
     for rep in range(args.reps):
-        order = WAYS[rep % len(WAYS) :] + WAYS[: rep % len(WAYS)]
+        order = ways[rep % len(ways) :] + ways[: rep % len(ways)]
         for way in order:
             started = time.perf_counter()
-            if way == "p":
+            if way in ("p", "p1"):
                 command = [sys.executable, str(wrapper), "-p"]
             else:
                 command = [sys.executable, __file__, str(args.bundle), "--recipe", str(args.recipe), "--child", way]
                 command += ["--graph", str(args.graph)]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+            way_env = {**env, **NO_WORKERS} if way in ("p1", "both") else env
+            done = subprocess.run(command, env=way_env, capture_output=True, text=True, check=False)
             wall = time.perf_counter() - started
-            if way == "p":
+            if way in ("p", "p1"):
                 profiles = parse_seed_output(done.stdout)
                 value = profiles[-1].wall_ms if profiles else None
                 detail = f"busy {profiles[-1].busy_percent} %" if profiles else done.stdout[-300:] + done.stderr[-500:]
             else:
                 line = next((x for x in done.stdout.splitlines() if x.startswith('{"way"')), None)
                 parsed = json.loads(line) if line else None
-                value = statistics.median(parsed["ms"]) if parsed and way == "plain" else None
-                if parsed and way != "plain":
+                value = statistics.median(parsed["ms"]) if parsed and way in ("plain", "seq") else None
+                if parsed and way not in ("plain", "seq"):
                     value = parsed["median"]
                 detail = parsed["ms"] if parsed else done.stdout[-300:] + done.stderr[-800:]
             if value is not None:

@@ -12,7 +12,7 @@ import gc
 import io
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -86,33 +86,16 @@ def _bundle_path(module: ModuleType, files: list[ModuleFile]) -> str | None:
     return next((f.path for f in files if Path(f.path).name == name), None)
 
 
-def _wrappers(modules: list[ModuleType], files: list[ModuleFile]) -> list[tuple[int, ModuleType, str]]:
-    found = []
+def _wrappers(modules: Iterable[ModuleType], files: list[ModuleFile]) -> Iterator[tuple[int, ModuleType, str]]:
+    """(graph, wrapper, bundle path) of each wrapper among `modules`, taken one at a time (an iterator of modules
+    is imported only as far as it is read)."""
     for index, module in enumerate(m for m in modules if inductor.is_wrapper(m)):
         path = _bundle_path(module, files)
         if path is not None:
-            found.append((index, module, path))
-    return found
+            yield index, module, path
 
 
 _Bench = Callable[[int, int], float]
-
-
-def _first_calls(
-    modules: list[ModuleType], files: list[ModuleFile], times: int, repeat: int
-) -> tuple[list[tuple[int, str, _Bench, float]], dict[int, float]]:
-    """Each wrapper's harness, and its first `times` x `repeat` calls in ms per call, which is all that
-    `wrapper.py -p` times: kept apart, since they include loading, allocation and clock ramp-up (a first
-    call took 10 s for mixnet_l's backward). Returns (graph, bundle path, harness, seconds taken), first ms."""
-    graphs = []
-    first_ms: dict[int, float] = {}
-    for index, module, path in _wrappers(modules, files):
-        started = time.perf_counter()
-        bench = inductor.wrapper_benchmark(module)
-        with _quiet():
-            first_ms[index] = bench(times, repeat) * 1e3
-        graphs.append((index, path, bench, time.perf_counter() - started))
-    return graphs, first_ms
 
 
 def _timings(bench: _Bench, name: str, times: int, repeat: int, rounds: int) -> list[list[float]]:
@@ -127,8 +110,43 @@ def _timings(bench: _Bench, name: str, times: int, repeat: int, rounds: int) -> 
     return timings
 
 
+def _time_graph(
+    index: int, module: ModuleType, path: str, out_dir: Path, times: int, repeat: int, rounds: int
+) -> tuple[GraphBenchmark, GcPauses]:
+    """One graph: its first `times` x `repeat` calls (all that `-p` times: kept apart, as they include loading,
+    allocation and clock ramp-up; a first call took 10 s for mixnet_l's backward), then its rounds."""
+    started = time.perf_counter()
+    bench = inductor.wrapper_benchmark(module)
+    with _quiet():
+        first_ms = bench(times, repeat) * 1e3
+    warm_s = time.perf_counter() - started
+    with _quiet(), steady_gc() as pauses:
+        reps_ms = _timings(bench, f"graph {index} timing", times, repeat, rounds)
+    measured = [statistics.median_low(reps) for reps in reps_ms]  # torch.median's, as -p takes it
+    wall_ms = statistics.median(measured)
+    print(
+        f"graph {index}: {wall_ms:.3f} ms per call, the median of {rounds} rounds of {times}x{repeat} calls "
+        f"({', '.join(f'{ms:.3f}' for ms in measured)}) after a {warm_s:.1f} s warm-up; the first {times}x{repeat} "
+        f"calls: {first_ms:.3f} ms per call",
+        flush=True,
+    )
+    benchmark = GraphBenchmark(
+        graph=index,
+        wrapper=path,
+        kind=parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind,
+        wall_ms_per_call=wall_ms,
+        rounds_ms=measured,
+        reps_ms=reps_ms,
+        first_wall_ms=first_ms,
+        times=times,
+        repeat=repeat,
+        profiled_calls=0,
+    )
+    return benchmark, pauses
+
+
 def time_graphs(
-    modules: list[ModuleType],
+    modules: Iterable[ModuleType],
     files: list[ModuleFile],
     out_dir: Path,
     times: int = 10,
@@ -136,6 +154,13 @@ def time_graphs(
     rounds: int = 3,
 ) -> list[GraphBenchmark]:
     """Time each compiled graph alone, unprofiled, as `-p` does: median per call over `times` x `repeat`.
+
+    Graph by graph, in the order of `modules` (pass an iterator to import each wrapper only when its turn comes):
+    a graph's first calls, then its timings, before the next graph is read or called. So each graph is timed in a
+    process that has run only the graphs before it, the forward none: a fresh `-p` process has loaded and run its
+    one graph only. Timing the forward after the backward's first calls, in one process of both, made it 3-10 %
+    slower per call than alone (mixnet_l default, H200, torch 2.11, 3 of 3 alternating pairs: 13.94 against 12.65,
+    13.57 against 12.56, 12.74 against 12.34 ms), and its busy % read 2.3-2.9 pp under a fresh `-p`'s.
 
     That measurement is made `rounds` times, the rounds taking turns timing by timing (`_timings`: each timing
     a timed window of its own), and the median round is kept: a launch-bound graph's wall time is CPU time, and
@@ -149,40 +174,15 @@ def time_graphs(
     forward graph took 10.0 ms per call in a fresh `python wrapper.py -p` process and 15.6 to 23.7 ms in
     the run's process without these precautions; its device time per call agreed within 2 %.
     """
-    graphs, first_ms = _first_calls(modules, files, times, repeat)
     started = time.perf_counter()
-    with _quiet(), steady_gc() as pauses:
-        reps_ms = {
-            index: _timings(bench, f"graph {index} timing", times, repeat, rounds) for index, _, bench, _ in graphs
-        }
-    results = []
-    for index, path, _, warm_s in graphs:
-        measured = [statistics.median_low(reps) for reps in reps_ms[index]]  # torch.median's, as -p takes it
-        wall_ms = statistics.median(measured)
-        rounds_text = ", ".join(f"{ms:.3f}" for ms in measured)
-        print(
-            f"graph {index}: {wall_ms:.3f} ms per call, the median of {rounds} rounds of {times}x{repeat} calls "
-            f"({rounds_text}) after a {warm_s:.1f} s warm-up; the first {times}x{repeat} calls: "
-            f"{first_ms[index]:.3f} ms per call",
-            flush=True,
-        )
-        results.append(
-            GraphBenchmark(
-                graph=index,
-                wrapper=path,
-                kind=parse_wrapper((out_dir / path).read_text(encoding="utf-8")).kind,
-                wall_ms_per_call=wall_ms,
-                rounds_ms=measured,
-                reps_ms=reps_ms[index],
-                first_wall_ms=first_ms[index],
-                times=times,
-                repeat=repeat,
-                profiled_calls=0,
-            )
-        )
+    timed = [
+        _time_graph(index, module, path, out_dir, times, repeat, rounds)
+        for index, module, path in _wrappers(modules, files)
+    ]
+    passes, paused_s = sum(p.count for _, p in timed), sum(p.seconds for _, p in timed)
     taken_s = time.perf_counter() - started
-    print(f"graph timing: {pauses.count} GC passes took {pauses.seconds * 1e3:.1f} ms; {taken_s:.1f} s", flush=True)
-    return results
+    print(f"graph timing: {passes} GC passes took {paused_s * 1e3:.1f} ms; {taken_s:.1f} s", flush=True)
+    return [benchmark for benchmark, _ in timed]
 
 
 def profile_graphs(

@@ -129,10 +129,14 @@ def early_timer(recipe: Recipe, device: str, out_dir: Path, follower: bool) -> I
         timer.close()
 
 
-def _import_wrappers(files: list[ModuleFile], out_dir: Path) -> list[ModuleType]:
+def _import_wrappers(files: list[ModuleFile], out_dir: Path, loaded: list[ModuleType]) -> Iterator[ModuleType]:
+    """Each wrapper in the run's order, imported (its kernels loaded) only when the timing reads it, appended to
+    `loaded`: a graph is timed before the next one is in the process (`capture.time_graphs`)."""
     from reportgen.run import inductor
 
-    return [inductor.import_kernel_module(out_dir / f.path) for f in sorted(files, key=lambda f: f.order)]
+    for file in sorted(files, key=lambda f: f.order):
+        loaded.append(inductor.import_kernel_module(out_dir / file.path))
+        yield loaded[-1]
 
 
 def _ready(device: str) -> None:
@@ -176,10 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         if not _wait_for_request():
             return 0
     files = _FILES.validate_json((out_dir / REQUEST_FILE).read_bytes())
-    stages["load"] = time.perf_counter()
-    modules = _import_wrappers(files, out_dir)
-    stages["timing"] = time.perf_counter()
-    timed = capture.time_graphs(modules, files, out_dir)
+    stages["load and timing"] = time.perf_counter()
+    modules: list[ModuleType] = []
+    timed = capture.time_graphs(_import_wrappers(files, out_dir, modules), files, out_dir)
     stages["profile"] = time.perf_counter()
     profiled = capture.profile_graphs(modules, files, timed, out_dir, device)
     stages["end"] = time.perf_counter()
