@@ -6,28 +6,27 @@ On a bundle of a finished run (its Inductor cache warm, under `<bundle's results
 `--cache`), each rep starts one fresh process per way of timing graph `--graph`, in a rotating order:
 
 - `p`: `python <wrapper> -p`, the wall per call it prints (its first `times` x `repeat` calls);
+- `p1`: `p` under reportgen's graph-process environment (`TORCHINDUCTOR_COMPILE_THREADS=1`, no compile workers);
 - `alone`: the wrapper alone, reportgen's harness: first calls, then 3 rounds (`capture.time_graphs`);
-- `both`: every wrapper of the bundle, as reportgen's graph process times them (rounds alternate graphs);
+- `both`: every wrapper of the bundle, as reportgen's graph process times them (graph by graph, each imported when
+  its turn comes), under that process's environment too;
 - `plain`: the wrapper's own `benchmark_compiled_module` called 4 times in a row, nothing else imported;
-- `seq`: as `plain`, 6 times in a row, each call's wall kept (do calls 101-600 take longer than calls 1-100?);
-- `p1`: `p` under reportgen's graph-process environment (`TORCHINDUCTOR_COMPILE_THREADS=1`, no compile workers).
+- `seq`: as `plain`, 6 times (do calls 101-600 take longer than calls 1-100?).
 
-`both` runs, as reportgen's graph process does, under that environment too. `--ways` picks some.
-
-Second sitting (H200, torch 2.11, mixnet_l default, forward graph, 2026-11-27; `both` still loaded every wrapper
-and ran every graph's first calls before timing any): with no compile workers (`TORCHINDUCTOR_COMPILE_THREADS=1`
-for both ways), `alone` 12.65, 12.56, 12.34 ms against `both` 13.94, 13.57, 12.74 (each pair back to back): the
-forward timed after the backward's first calls was 3-10 % slower, which is why the graph-timing process now goes
-graph by graph (`capture.time_graphs`), and `both` with it. With 16 workers `alone` read 18.58, 15.35, 18.76 ms;
-`-p` 12.50, 25.47, 21.12 ms and `p1` 15.33, 22.54 ms: a fresh `-p`'s first 100 calls are the noisiest figure here.
-
-Prints each process's numbers and, per way, the median over reps: a way that is slower than `p` in every rep
-names what in reportgen's graph timing costs CPU time that `-p` does not pay.
+`--ways` picks some. Prints each process's numbers and, per way, the median over reps: a way that is slower than
+`p` in every rep names what in reportgen's graph timing costs CPU time that `-p` does not pay.
 
 First sitting (H200, torch 2.11, mixnet_l default, forward graph, 3 reps on a slow host whose rounds ranged
 12-22 ms): `p` 13.75, 13.52, 13.27 ms; `plain` 14.45, 14.61, 14.79; `alone` 14.06, 15.16; `both` 14.43, 17.82,
-12.05. `plain`, which imports nothing of reportgen, sat above `p` in 3 of 3: what `-p` times (a fresh
-process's first 100 calls) may be faster than the same process's later calls. Too few reps to decide.
+12.05. Too few reps to decide.
+
+Second sitting (H200, torch 2.11, mixnet_l default, forward graph, 2026-11-27; `both` then loaded every wrapper
+and ran every graph's first calls before timing any): with no compile workers (`TORCHINDUCTOR_COMPILE_THREADS=1`
+for both ways), `alone` 12.65, 12.56, 12.34 ms against `both` 13.94, 13.57, 12.74 (each pair back to back): the
+forward timed after the backward's first calls was 3-10 % slower, which is why the graph-timing process now goes
+graph by graph. `seq` rose from none of its 6 harness calls to the next (medians 15.6, 14.5, 15.1 ms; 12.6-22.0):
+later calls are not slower. With 16 workers `alone` read 18.58, 15.35, 18.76 ms; `-p` 12.50, 25.47, 21.12 ms and
+`p1` 15.33, 22.54 ms: a fresh `-p`'s first 100 calls are the noisiest figure here.
 """
 
 from __future__ import annotations
@@ -71,11 +70,11 @@ def child(way: str, bundle: Path, graph: int) -> None:
         )
         return
     from reportgen.bundle import ModuleFile
-    from reportgen.run import capture, inductor
+    from reportgen.run import capture, graph_process
 
     chosen = [(o, p) for o, p in _wrappers(bundle) if way == "both" or o == graph]
     files = [ModuleFile(path=p, kind="wrapper", order=o, size_bytes=0) for o, p in chosen]
-    modules = [inductor.import_kernel_module(bundle / f.path) for f in files]
+    modules = graph_process._import_wrappers(files, bundle, [])  # each imported when its turn comes
     out = Path(os.environ.get("PROBE_OUT", "/tmp/probe-out"))
     out.mkdir(parents=True, exist_ok=True)
     timed = capture.time_graphs(modules, files, bundle)
