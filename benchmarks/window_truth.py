@@ -119,7 +119,12 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
         for role, run in zip((MEASURED, COMPANY), runs, strict=True):
             run.wait()
             coordinator.retire(role)
-    [bundle] = [load_bundle(b) for b in iter_bundles(work / MEASURED)]
+    bundles = [load_bundle(b) for b in iter_bundles(work / MEASURED)]
+    if len(bundles) != 1:
+        raise SystemExit(
+            f"{work / MEASURED}: {len(bundles)} bundles where the measured run writes one (see {work / 'm.log'})"
+        )
+    bundle = bundles[0]
     metrics = bundle.manifest.metrics
     if metrics.eager is None or metrics.compiled is None:
         raise SystemExit(f"{bundle.path}: no step times (see {work / 'm.log'})")
