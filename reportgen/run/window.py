@@ -8,8 +8,9 @@ process says which window it wants, waits for "go" (the coordinator pauses the h
 makes processes take turns), times, and says it has left. All of it happens outside the timed code.
 
 Runs may share a GPU (`reportgen run --runs-per-gpu 2`). A paused run's process is stopped, but the GPU work it
-had queued still runs; when the coordinator paused a run on this process's GPU, its "go" says `shared_gpu`, and
-the process waits on the device for that work to drain (`drain_gpu`) before it times.
+had queued still runs; when the coordinator paused a run that may be on this process's GPU (`window_host._may_share`),
+its "go" says `shared_gpu`, and the process waits on the device for that work to drain (`drain_gpu`) before it
+times.
 
 A window may be `gpu_only` (Inductor's own benchmarks during a compile, timed on the GPU by events): it still
 takes its turn with every other window, so nothing stops it midway, but the coordinator pauses only the runs

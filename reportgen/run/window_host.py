@@ -85,6 +85,9 @@ class Coordinator:
         self._holder: Request | None = None
         self._paused_names: set[str] = set()
         """Names of the runs stopped for the current window (their pids: `self._pauser.stopped`)."""
+        self._paused_gpus: list[str | None] = []
+        """The `CUDA_VISIBLE_DEVICES` of each run stopped for it (None: a root that never said): the holder drains its
+        GPU when one of them may share it (`_may_share`, the rule a GPU-only window pauses by)."""
         self._pauser = Pauser() if pause else None
         self._next = 0
         self.granted: list[tuple[str, str, float, float]] = []
@@ -208,9 +211,7 @@ class Coordinator:
             self.policy.granted(request)
             self._holder = request
             names = self._stop_others(request, peer.gpu)
-            shared = peer.gpu is not None and any(
-                other.gpu == peer.gpu and other.role in names for other in self._peers.values()
-            )
+            shared = any(_may_share(peer.gpu, gpu) for gpu in self._paused_gpus)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
             self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)}{', shared gpu' if shared else ''})")
@@ -241,6 +242,7 @@ class Coordinator:
         return {name: round(closed - opened, 6) for name in sorted(names)}
 
     def _stop_others(self, holder: Request, holder_gpu: str | None) -> set[str]:
+        self._paused_gpus = []
         if self._pauser is None:
             return set()
         table = process_parents()
@@ -249,6 +251,7 @@ class Coordinator:
         gpus = {p.pid: p.gpu for p in self._peers.values() if p.pid}
         stop: set[int] = set()
         names: set[str] = set()
+        gpus_stopped: list[str | None] = []  # None: a root that never said which
         for root, name in roots.items():
             if root in keep or (holder.gpu_only and not _may_share(holder_gpu, gpus.get(root))):
                 continue
@@ -256,10 +259,12 @@ class Coordinator:
             if tree:
                 stop |= tree
                 names.add(name or str(root))
+                gpus_stopped.append(gpus.get(root))
         self._paused_names = names if self._pauser.stop(stop) else set()
+        self._paused_gpus = gpus_stopped if self._paused_names else []
         return self._paused_names
 
     def _resume(self) -> None:
         if self._pauser is not None and self._pauser.stopped:
             self._pauser.resume()
-        self._paused_names = set()
+        self._paused_names, self._paused_gpus = set(), []

@@ -313,31 +313,35 @@ def _talk(coordinator: Coordinator, hello: dict[str, object]) -> tuple[object, o
 
 def test_go_says_shared_gpu_only_when_a_paused_run_is_on_the_holders_gpu() -> None:
     """Runs on GPUs "0" and "1" (spinners standing for their processes); a holder on "0" must drain its GPU
-    before timing, one on "2" need not, and an uncoordinated peer's unknown GPU shares nothing."""
+    before timing, one on "2" need not, until a run that never said its GPU (a registered root) is paused too: it
+    may share any (the rule a GPU-only window pauses by)."""
     import json
 
-    spinners = [_spinner(), _spinner()]
+    spinners = [_spinner(), _spinner(), _spinner()]
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # not the spinners' parent
     try:
         with Coordinator(settle_s=0.0) as coordinator:
             peers = [
                 _talk(coordinator, {"pid": spinner.pid, "role": role, "gpu": gpu})
-                for spinner, role, gpu in zip(spinners, ("a", "b"), ("0", "1"), strict=True)
+                for spinner, role, gpu in zip(spinners[:2], ("a", "b"), ("0", "1"), strict=True)
             ]
             assert _wait_for(lambda: len(coordinator._peers) == 2)  # both hellos read
             answers = {}
-            for gpu in ("0", "2"):
-                sock, reader = _talk(coordinator, {"pid": holder.pid, "role": f"holder-{gpu}", "gpu": gpu})
+            for turn, gpu in (("0", "0"), ("2", "2"), ("2+unknown", "2")):
+                if turn == "2+unknown":
+                    coordinator.register(spinners[2].pid, "unknown")
+                sock, reader = _talk(coordinator, {"pid": holder.pid, "role": f"holder-{turn}", "gpu": gpu})
                 sock.sendall(b'{"enter": "steps"}\n')  # type: ignore[attr-defined]
-                answers[gpu] = json.loads(reader.readline())["go"]  # type: ignore[attr-defined]
-                assert _wait_for(lambda: all(_state(s.pid) == "T" for s in spinners))  # SIGSTOP lands async
+                answers[turn] = json.loads(reader.readline())["go"]  # type: ignore[attr-defined]
+                assert _wait_for(lambda: all(_state(s.pid) == "T" for s in spinners[:2]))  # SIGSTOP lands async
                 sock.sendall(b'{"leave": "steps"}\n')  # type: ignore[attr-defined]
-                assert json.loads(reader.readline())["left"]["paused"].keys() == {"a", "b"}  # type: ignore[attr-defined]
+                assert {"a", "b"} <= json.loads(reader.readline())["left"]["paused"].keys()  # type: ignore[attr-defined]
                 sock.close()  # type: ignore[attr-defined]
             for sock, _ in peers:
                 sock.close()  # type: ignore[attr-defined]
         assert answers["0"]["paused"] == ["a", "b"] and answers["0"]["shared_gpu"] is True
         assert answers["2"]["paused"] == ["a", "b"] and answers["2"]["shared_gpu"] is False
+        assert answers["2+unknown"]["paused"] == ["a", "b", "unknown"] and answers["2+unknown"]["shared_gpu"] is True
         assert all(_wait_for(lambda s=s: _state(s.pid) != "T") for s in spinners)
     finally:
         for process in (*spinners, holder):
