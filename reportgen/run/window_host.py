@@ -85,9 +85,6 @@ class Coordinator:
         self._holder: Request | None = None
         self._paused_names: set[str] = set()
         """Names of the runs stopped for the current window (their pids: `self._pauser.stopped`)."""
-        self._paused_gpus: list[str | None] = []
-        """The `CUDA_VISIBLE_DEVICES` of each run stopped for it (None: a root that never said): the holder drains its
-        GPU when one of them may share it (`_may_share`, the rule a GPU-only window pauses by)."""
         self._pauser = Pauser() if pause else None
         self._next = 0
         self.granted: list[tuple[str, str, float, float]] = []
@@ -210,8 +207,8 @@ class Coordinator:
                 return {"closed": True}
             self.policy.granted(request)
             self._holder = request
-            names = self._stop_others(request, peer.gpu)
-            shared = any(_may_share(peer.gpu, gpu) for gpu in self._paused_gpus)
+            names, gpus = self._stop_others(request, peer.gpu)
+            shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
             self._log(f"go #{number} {peer.role}: {what} (paused {sorted(names)}{', shared gpu' if shared else ''})")
@@ -241,10 +238,11 @@ class Coordinator:
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}
 
-    def _stop_others(self, holder: Request, holder_gpu: str | None) -> set[str]:
-        self._paused_gpus = []
+    def _stop_others(self, holder: Request, holder_gpu: str | None) -> tuple[set[str], list[str | None]]:
+        """Stop every run but the holder's (a `gpu_only` holder: those that may share its GPU); the names stopped,
+        and the `CUDA_VISIBLE_DEVICES` of each (None: a root that never said)."""
         if self._pauser is None:
-            return set()
+            return set(), []
         table = process_parents()
         keep = lineage(holder.pid, table) | ancestors(os.getpid(), table)
         roots = {p.pid: p.role for p in self._peers.values() if p.pid} | self._roots
@@ -253,18 +251,18 @@ class Coordinator:
         names: set[str] = set()
         gpus_stopped: list[str | None] = []  # None: a root that never said which
         for root, name in roots.items():
-            if root in keep or (holder.gpu_only and not _may_share(holder_gpu, gpus.get(root))):
+            gpu = gpus.get(root)
+            if root in keep or (holder.gpu_only and not _may_share(holder_gpu, gpu)):
                 continue
             tree = descendants([root], table) - keep
             if tree:
                 stop |= tree
                 names.add(name or str(root))
-                gpus_stopped.append(gpus.get(root))
+                gpus_stopped.append(gpu)
         self._paused_names = names if self._pauser.stop(stop) else set()
-        self._paused_gpus = gpus_stopped if self._paused_names else []
-        return self._paused_names
+        return self._paused_names, gpus_stopped if self._paused_names else []
 
     def _resume(self) -> None:
         if self._pauser is not None and self._pauser.stopped:
             self._pauser.resume()
-        self._paused_names, self._paused_gpus = set(), []
+        self._paused_names = set()
