@@ -15,6 +15,10 @@ so one sitting's single pair proves nothing, and neither process may measure whi
    one window at a time, every other process stopped with SIGSTOP meanwhile); within a comparison the bare
    loop's and reportgen's step blocks take strict turns, and each `-p`'s timing and profile go back to back with
    reportgen's first timing round and its profile of that graph (the `-p` first in odd comparisons).
+   Every window's thread runs on one CPU (`--window-cpu K`; default the last this process may use, -1 none): a
+   lent VM's vCPUs flip between a fast and a slow state every second or so, each on its own, so two windows a
+   few ms apart on different vCPUs read up to 50 % apart (median 11 % over 144 pairs of a 16 ms launch-bound
+   loop on a 16-vCPU H200 host), on the same vCPU a few % (median 2 %, `Coordinator(cpu=K)`).
 
 The bare loop is plain code in a fresh process, on the warm cache and in the run's own environment
 (`reportgen.run.child_env`): the same model and input (the run stage's workload builder), the same warm-ups,
@@ -100,8 +104,8 @@ SEED_REPS_PREFIX = "fidelity-seed-reps: "
 
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
-PIN_VARIABLE = "FIDELITY_PIN_CPU"
-"""With `--pin-cpu K`: the bare loops' timing thread runs on core K only (an A/A calibration's second arm)."""
+AUTO_CPU = -2
+"""`--window-cpu` unset: the windows run on the last CPU this process may use."""
 
 
 # --- the bare loop (a fresh process) -------------------------------------------------------------------------------
@@ -138,8 +142,6 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
         for _ in range(max(profile.warmup, 1)):
             block(fn, 1)
     eager, comp, probe = [], [], []
-    if pin := os.environ.get(PIN_VARIABLE):
-        os.sched_setaffinity(0, {int(pin)})  # this (the main) thread only: the two processes share its core
     for _ in range(profile.steps):
         with window.timed_window("steps"):  # takes turns with reportgen's pairs of blocks, as the run's are held
             probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
@@ -264,6 +266,8 @@ class Sitting:
     """Earlier sittings whose comparisons come first in `runs`/`bares` (`--continue-from`): path, device, count."""
     excluded: list[dict[str, object]] = field(default_factory=list)
     """Comparisons left out of the pools: the host was not normal while they ran (`--max-host-probe-ms`)."""
+    window_cpu: int | None = None
+    """The CPU every window ran on (None: not pinned)."""
 
 
 # --- statistics ----------------------------------------------------------------------------------------------------
@@ -704,7 +708,8 @@ class Plan:
     settle_s: float = 0.05
     round_timeout_s: float = 1800.0
     aa: bool = False
-    pin_cpu: int | None = None
+    window_cpu: int | None = None
+    """Every window's thread runs on this CPU (`Coordinator(cpu=...)`): a pair's two sides see the same vCPU."""
     groups: int = 1
     steps: int | None = None
     max_host_probe_ms: float | None = None
@@ -772,8 +777,6 @@ def _start_group(
 
     bare_command = [sys.executable, __file__, str(plan.recipe), "--bare"]
     bare_command += ["--variant", plan.variant] if plan.variant else []
-    if plan.pin_cpu is not None:
-        env = {**env, PIN_VARIABLE: str(plan.pin_cpu)}
     first = (
         _start("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
         if plan.aa  # A/A: a second bare loop in reportgen's place, the floor of what rounds can show
@@ -808,7 +811,7 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     numbers = list(range(first, first + plan.groups))
     groups = {str(n): _group_policy(warm, swapped=n % 2 == 0) for n in numbers}
     log = plan.work / "logs" / f"windows-{first}.log"
-    with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log) as coordinator:
+    with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
         started = {n: _start_group(plan, coordinator, str(n), n, warm, env) for n in numbers}
         _wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
         windows = list(coordinator.granted)
@@ -921,9 +924,11 @@ def compare(plan: Plan) -> Sitting:
         work=str(plan.work),
         tolerance_pct=plan.tolerance_pct,
         tolerance_pp=plan.tolerance_pp,
+        window_cpu=plan.window_cpu,
     )
     logs = plan.work / "logs"
-    print(f"work directory {plan.work}; logs in {logs}", flush=True)
+    pinned = "not pinned" if plan.window_cpu is None else f"on CPU {plan.window_cpu}"
+    print(f"work directory {plan.work}; logs in {logs}; windows {pinned}", flush=True)
     warm_dir = _bundle_dir(plan, plan.work / "warmup")
     if not (warm_dir / MANIFEST_FILE).is_file():
         _check_host_first(plan.max_host_probe_ms)
@@ -981,6 +986,18 @@ def compare(plan: Plan) -> Sitting:
     return sitting
 
 
+def _window_cpu(asked: int) -> int | None:
+    """`--window-cpu`: -1 none, unset the last CPU this process may use, else that CPU (one it may use)."""
+    if asked == -1 or not hasattr(os, "sched_getaffinity"):
+        return None
+    allowed = sorted(os.sched_getaffinity(0))
+    if asked == AUTO_CPU:
+        return allowed[-1]
+    if asked not in allowed:
+        raise SystemExit(f"--window-cpu {asked}: this process may use CPUs {allowed} only")
+    return asked
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("recipe", type=Path)
@@ -995,7 +1012,13 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write every number here (rewritten after each process)")
     parser.add_argument("--settle-s", type=float, default=0.05, help="after pausing the others, wait this long")
     parser.add_argument("--aa", action="store_true", help="A/A: a second bare loop in reportgen's place")
-    parser.add_argument("--pin-cpu", type=int, metavar="K", help="the bare loops time on core K only")
+    parser.add_argument(
+        "--window-cpu",
+        type=int,
+        default=AUTO_CPU,
+        metavar="K",
+        help="every process's windows run on CPU K (default: the last one this process may use; -1: not pinned)",
+    )
     parser.add_argument("--groups", type=int, default=1, help="comparisons started together in a round (default 1)")
     parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
     parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
@@ -1060,7 +1083,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         json_out=args.json.resolve() if args.json else None,
         settle_s=args.settle_s,
         aa=args.aa,
-        pin_cpu=args.pin_cpu,
+        window_cpu=_window_cpu(args.window_cpu),
         groups=args.groups,
         steps=args.steps,
         max_host_probe_ms=args.max_host_probe_ms,

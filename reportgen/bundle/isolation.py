@@ -69,6 +69,11 @@ class Isolation(BundleModel):
         description="Seconds waited at the start of windows for a paused run's queued GPU work to leave the GPU "
         "this run shared with it (`--runs-per-gpu`).",
     )
+    window_cpu: int | None = Field(
+        default=None,
+        description="The CPU each timed window's thread ran on alone, as the coordinator asked (windows paired "
+        "across processes then see the same vCPU); None: not pinned.",
+    )
     notes: list[str] = Field(default_factory=list, description="Why an isolation asked for was not in effect.")
 
     @property

@@ -160,6 +160,7 @@ class Measurements:
                     "coordinated": bool(self.placement.window_socket) and not windows.notes,
                     "paused": {name: round(s, 3) for name, s in sorted(windows.paused.items())},
                     "drain_s": round(windows.drain_s, 3),
+                    "window_cpu": windows.cpu,
                     "notes": [*self.isolation.notes, *windows.notes],
                 }
             )

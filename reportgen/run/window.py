@@ -12,6 +12,11 @@ had queued still runs; when the coordinator paused a run that may be on this pro
 its "go" says `shared_gpu`, and the process waits on the device for that work to drain (`drain_gpu`) before it
 times.
 
+A coordinator may name a CPU in its "go" (`Coordinator(cpu=K)`): the window's thread then runs on that CPU alone
+until it leaves (`pinned`), so that windows paired across processes see the same vCPU. On a lent VM each vCPU
+flips between a fast and a slow state every second or so, independently of the others; two processes a few
+milliseconds apart on different vCPUs read up to 50 % apart, on the same vCPU a few %.
+
 A window may be `gpu_only` (Inductor's own benchmarks during a compile, timed on the GPU by events): it still
 takes its turn with every other window, so nothing stops it midway, but the coordinator pauses only the runs
 that share its GPU; a run on another GPU goes on compiling meanwhile.
@@ -19,7 +24,7 @@ that share its GPU; a run on another GPU goes on compiling meanwhile.
 Protocol: one Unix stream socket per process, one JSON object per line. The client sends
 ``{"hello": {"pid", "role", "gpu"}}`` once (gpu: its `CUDA_VISIBLE_DEVICES`, `*` when unset), then
 ``{"enter": what}`` (``"gpu_only": true`` beside it for such a window; answer ``{"go": {...}}``) and
-``{"leave": what}`` (answer ``{"left": {...}}``). A
+``{"leave": what}`` (answer ``{"left": {...}}``). The "go" may hold ``"cpu": K``. A
 coordinator that cannot be reached, or that does not answer within `WAIT_S`, is noted (`log().notes`) and the
 measurement goes on without it: a window never fails a run.
 """
@@ -50,6 +55,7 @@ __all__ = [
     "dump_log",
     "log",
     "merge_log",
+    "pinned",
     "timed_window",
 ]
 
@@ -86,6 +92,8 @@ class WindowLog:
     """Name of each run the coordinator paused during this process's windows → seconds paused in all."""
     drain_s: float = 0.0
     """Seconds waited, after "go", for a paused run's queued work to leave a shared GPU (`drain_gpu`)."""
+    cpu: int | None = None
+    """The CPU the coordinator pinned the windows to (None: not pinned)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -194,8 +202,10 @@ def _granted(client: _Client, what: str, gpu_only: bool) -> Iterator[bool]:
         return
     if go.get("shared_gpu"):
         _LOG.drain_s += drain_gpu()
+    cpu = go.get("cpu")
     try:
-        yield True
+        with pinned(cpu if isinstance(cpu, int) and not isinstance(cpu, bool) else None):
+            yield True
     finally:
         try:
             client.send({"leave": what})
@@ -207,6 +217,38 @@ def _granted(client: _Client, what: str, gpu_only: bool) -> Iterator[bool]:
             for name, seconds in paused.items() if isinstance(paused, dict) else ():
                 if isinstance(seconds, int | float):
                     _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
+
+
+def _threads() -> set[int]:
+    try:
+        return {int(task.name) for task in Path("/proc/self/task").iterdir()}
+    except OSError:
+        return set()
+
+
+@contextlib.contextmanager
+def pinned(cpu: int | None) -> Iterator[None]:
+    """Run the block with this thread on `cpu` alone, then give it its CPUs back (and to any thread started
+    meanwhile, which inherited the pin: a profiler's, say). None, or a CPU this thread may not use: as is, noted."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    if cpu not in before:
+        _note(f"timed windows: CPU {cpu} is not among this process's {sorted(before)}; not pinned")
+        yield
+        return
+    threads = _threads()
+    os.sched_setaffinity(0, {cpu})
+    _LOG.cpu = cpu
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+        for tid in _threads() - threads:
+            with contextlib.suppress(OSError):
+                if os.sched_getaffinity(tid) == {cpu}:
+                    os.sched_setaffinity(tid, before)
 
 
 def drain_gpu(limit_s: float = DRAIN_LIMIT_S) -> float:
@@ -257,6 +299,8 @@ def merge_log(path: Path) -> None:
     _LOG.gpu_windows += int(found.get("gpu_windows", 0))
     _LOG.gpu_open_s += float(found.get("gpu_open_s", 0.0))
     _LOG.drain_s += float(found.get("drain_s", 0.0))
+    if isinstance(cpu := found.get("cpu"), int):
+        _LOG.cpu = cpu
     for name, seconds in dict(found.get("paused", {})).items():
         _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
     for note in found.get("notes", []):

@@ -59,6 +59,8 @@ class Coordinator:
     :param pause: stop the other processes during a window (False: windows only take turns)
     :param settle_s: after stopping them, wait this long before "go": GPU work they had queued drains
     :param log_path: append every connection, request, grant and release here (a line each)
+    :param cpu: each window's thread runs on this CPU alone (`window.pinned`): windows that a benchmark pairs
+        across processes see the same vCPU; None: where the scheduler puts them
     """
 
     def __init__(
@@ -68,8 +70,10 @@ class Coordinator:
         pause: bool = True,
         settle_s: float = 0.05,
         log_path: Path | None = None,
+        cpu: int | None = None,
     ) -> None:
         self.policy = policy or Fifo()
+        self.cpu = cpu
         self.settle_s = settle_s
         self._log_file = log_path.open("a", encoding="utf-8") if log_path is not None else None
         self._t0 = time.monotonic()
@@ -216,7 +220,8 @@ class Coordinator:
         settle_s = self.policy.settle_s(request, paused, self.settle_s) if paused else 0.0
         if settle_s > 0:
             time.sleep(settle_s)
-        return {"paused": paused, "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
+        go: dict[str, object] = {"paused": paused, "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
+        return go if self.cpu is None else {**go, "cpu": self.cpu}
 
     def _leave(self, number: int) -> dict[str, object]:
         with self._cond:
