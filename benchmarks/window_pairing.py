@@ -10,8 +10,10 @@ the last CPU this process may use) and none, so both ways see the same stretch o
 the CPUs its thread might use, and a pair counts for a way only when both its windows ran that way. Prints, per
 way, the median, 90th percentile and largest |a / b - 1| (%) of the pairs (a: the first process's window).
 
-Sitting of 2026-11-27 (one H200, 16 vCPUs, torch 2.11), with a pipe instead of the coordinator: 11.1 % (p90
-37.8 %) on two different vCPUs, 2.0 % (6.6 %) on one.
+Sittings of 2026-11-27 (one H200, 16 vCPUs, torch 2.11). With a pipe instead of the coordinator, 144 pairs
+each: 11.1 % (p90 37.8 %) on two different vCPUs, 2.0 % (6.6 %) on one. This script: one CPU (15) 2.53 % (p90
+12.9 %) against unpinned 2.50 % (12.2 %), 288 pairs each; `--cpu 3` 1.61 % (6.6 %) against 2.45 % (6.8 %), 144
+each: the processes the coordinator wakes mostly share a vCPU already.
 """
 
 from __future__ import annotations
