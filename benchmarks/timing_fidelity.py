@@ -18,7 +18,9 @@ so one sitting's single pair proves nothing, and neither process may measure whi
    Every window's thread runs on one CPU (`--window-cpu K`; default the last this process may use, -1 none): a
    lent VM's vCPUs flip between a fast and a slow state every second or so, each on its own, so two windows a
    few ms apart on different vCPUs read up to 50 % apart (median 11 % over 144 pairs of a 16 ms launch-bound
-   loop on a 16-vCPU H200 host), on the same vCPU a few % (median 2 %, `Coordinator(cpu=K)`).
+   loop on a 16-vCPU H200 host, two processes taking turns by a pipe), on the same vCPU a few % (median 2 %,
+   `Coordinator(cpu=K)`). Processes the coordinator wakes in turn mostly share one already
+   (`benchmarks/window_pairing.py`: 2.5 % either way); the pin makes it sure.
 
 The bare loop is plain code in a fresh process, on the warm cache and in the run's own environment
 (`reportgen.run.child_env`): the same model and input (the run stage's workload builder), the same warm-ups,

@@ -15,7 +15,8 @@ times.
 A coordinator may name a CPU in its "go" (`Coordinator(cpu=K)`): the window's thread then runs on that CPU alone
 until it leaves (`pinned`), so that windows paired across processes see the same vCPU. On a lent VM each vCPU
 flips between a fast and a slow state every second or so, independently of the others; two processes a few
-milliseconds apart on different vCPUs read up to 50 % apart, on the same vCPU a few %.
+milliseconds apart on different vCPUs read up to 50 % apart, on the same vCPU a few % (processes that the
+coordinator wakes in turn mostly share a vCPU already: `benchmarks/window_pairing.py`; the pin makes it sure).
 
 A window may be `gpu_only` (Inductor's own benchmarks during a compile, timed on the GPU by events): it still
 takes its turn with every other window, so nothing stops it midway, but the coordinator pauses only the runs
@@ -204,7 +205,7 @@ def _granted(client: _Client, what: str, gpu_only: bool) -> Iterator[bool]:
         _LOG.drain_s += drain_gpu()
     cpu = go.get("cpu")
     try:
-        with pinned(cpu if isinstance(cpu, int) and not isinstance(cpu, bool) else None):
+        with pinned(cpu if type(cpu) is int else None):
             yield True
     finally:
         try:
@@ -299,7 +300,7 @@ def merge_log(path: Path) -> None:
     _LOG.gpu_windows += int(found.get("gpu_windows", 0))
     _LOG.gpu_open_s += float(found.get("gpu_open_s", 0.0))
     _LOG.drain_s += float(found.get("drain_s", 0.0))
-    if isinstance(cpu := found.get("cpu"), int):
+    if type(cpu := found.get("cpu")) is int:
         _LOG.cpu = cpu
     for name, seconds in dict(found.get("paused", {})).items():
         _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)

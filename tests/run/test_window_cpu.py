@@ -72,3 +72,14 @@ def test_a_cpu_the_process_may_not_use_is_noted_not_pinned() -> None:
     with window.pinned(max(before) + 1000):
         assert os.sched_getaffinity(0) == before
     assert any("not among" in note for note in window.log().notes[notes:])
+
+
+def test_a_child_process_s_cpu_reaches_the_parent_s_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(window, "_LOG", window.WindowLog())
+    child = tmp_path / "windows.json"
+    child.write_text(json.dumps({"windows": 3, "cpu": 5}), encoding="utf-8")  # as the graph-timing process dumps it
+    window.merge_log(child)
+    assert window.log().cpu == 5 and window.log().windows == 3
+    child.write_text(json.dumps({"windows": 1, "cpu": True}), encoding="utf-8")  # not a CPU: ignored
+    window.merge_log(child)
+    assert window.log().cpu == 5 and window.log().windows == 4
