@@ -106,10 +106,6 @@ SEED_REPS_PREFIX = "fidelity-seed-reps: "
 
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
-AUTO_CPU = -2
-"""`--window-cpu` unset: the windows run on the last CPU this process may use."""
-
-
 # --- the bare loop (a fresh process) -------------------------------------------------------------------------------
 
 
@@ -988,12 +984,12 @@ def compare(plan: Plan) -> Sitting:
     return sitting
 
 
-def _window_cpu(asked: int) -> int | None:
-    """`--window-cpu`: -1 none, unset the last CPU this process may use, else that CPU (one it may use)."""
+def _window_cpu(asked: int | None) -> int | None:
+    """`--window-cpu`: unset, the last CPU this process may use; -1, none; else that CPU (one it may use)."""
     if asked == -1 or not hasattr(os, "sched_getaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
-    if asked == AUTO_CPU:
+    if asked is None:
         return allowed[-1]
     if asked not in allowed:
         raise SystemExit(f"--window-cpu {asked}: this process may use CPUs {allowed} only")
@@ -1017,7 +1013,6 @@ def main() -> int:
     parser.add_argument(
         "--window-cpu",
         type=int,
-        default=AUTO_CPU,
         metavar="K",
         help="every process's windows run on CPU K (default: the last one this process may use; -1: not pinned)",
     )
