@@ -2,7 +2,7 @@
 
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
-        [--max-host-probe-ms MS] [--continue-from JSON]
+        [--max-host-probe-ms MS] [--continue-from JSON] [--window-cpu K]
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
 so one sitting's single pair proves nothing, and neither process may measure while another works:
