@@ -24,13 +24,12 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from reportgen.run import window
-from reportgen.run.window_host import Coordinator, Turns
+from fresh_process import repo_env
 
-ROOT = Path(__file__).resolve().parents[1]
+from reportgen.run import window
+from reportgen.run.window_host import Coordinator, Request, Turns
 
 CLIENT = r"""
 import sys, time
@@ -66,9 +65,24 @@ for _ in range(windows):
 """
 
 
+class _Flipping(Turns):
+    """Turns whose every `block` pairs flip the coordinator's CPU between `cpu` and none, at the grant itself (the
+    go of a granted window is built after `granted`): a pair never straddles a flip, and nothing polls."""
+
+    def __init__(self, cpu: int, block: int) -> None:
+        super().__init__(("a", "b"), alternate=("work",))
+        self.cpu, self.block, self.grants = cpu, block, 0
+        self.coordinator: Coordinator | None = None
+
+    def granted(self, request: Request) -> None:
+        super().granted(request)
+        if self.coordinator is not None:
+            self.coordinator.cpu = self.cpu if (self.grants // (2 * self.block)) % 2 == 0 else None
+        self.grants += 1
+
+
 def _client(coordinator: Coordinator, role: str, windows: int, counts: list[str]) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    env.update({window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: role})
+    env = repo_env(**{window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: role})
     command = [sys.executable, "-c", CLIENT, "-", str(windows), *counts]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
 
@@ -76,13 +90,11 @@ def _client(coordinator: Coordinator, role: str, windows: int, counts: list[str]
 def measure(cpu: int, pairs: int, block: int, counts: list[str]) -> dict[str, list[float]]:
     """|a / b - 1| in % of each pair of windows, by way (one CPU, unpinned)."""
     ways = {f"one CPU ({cpu})": [], "unpinned": []}
-    with Coordinator(Turns(("a", "b"), alternate=("work",)), pause=False, settle_s=0.0, cpu=cpu) as coordinator:
+    policy = _Flipping(cpu, block)
+    with Coordinator(policy, pause=False, settle_s=0.0) as coordinator:
+        policy.coordinator = coordinator
         clients = [_client(coordinator, role, pairs, counts) for role in ("a", "b")]
-        while any(client.poll() is None for client in clients):
-            blocks = len(coordinator.granted) // (2 * block)
-            coordinator.cpu = cpu if blocks % 2 == 0 else None  # flips between grants: a pair may straddle it
-            time.sleep(0.001)
-        outs = [[line.split() for line in client.communicate()[0].splitlines()] for client in clients]
+        outs = [[line.split() for line in client.communicate(timeout=3600)[0].splitlines()] for client in clients]
     if any(len(out) != pairs for out in outs) or any(client.returncode for client in clients):
         raise SystemExit(f"the clients measured {[len(out) for out in outs]} windows, not {pairs} each")
     for (a, a_cpus), (b, b_cpus) in zip(*outs, strict=True):
