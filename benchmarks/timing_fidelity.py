@@ -3,6 +3,7 @@
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
         [--max-host-probe-ms MS] [--continue-from JSON] [--window-cpu K]
+    python benchmarks/timing_fidelity.py --report JSON... (earlier sittings' tables, pooled; runs nothing)
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
 so one sitting's single pair proves nothing, and neither process may measure while another works:
@@ -32,7 +33,9 @@ graph the bundle's busy % (`-p` definition) and category shares minus that compa
 figure's d are pooled as the Hodges-Lehmann shift with its exact Wilcoxon signed-rank 95 % interval (the host's
 bursts make them heavy-tailed; at least 6 comparisons), judged against the tolerance: "inside" (the whole
 interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the mean with a Student-t interval
-is printed beside it. `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
+is printed beside it. A graph's busy is judged timing by timing (`GraphSide.paired_busy_pp`: the `-p`'s k-th
+timing and reportgen's first round's k-th took turns, so their difference cancels the host's state; every pair of
+every comparison pooled). `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
 busy is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
@@ -105,6 +108,13 @@ SEED_REPS_PREFIX = "fidelity-seed-reps: "
 """A `-p` process prints its timings (JSON, ms per call) after this, for `_seed_result`."""
 
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
+
+PAIRED_FROM = 1
+"""The first timing pair compared timing by timing (a `-p`'s first timing holds its cold first call: 394-565 ms
+against 13-22 for mixnet_l's forward on an H200)."""
+
+PAIRED = " busy paired"
+"""Suffix of a graph's pooled busy difference timing by timing (`GraphSide.paired_busy_pp`, every pair pooled)."""
 
 # --- the bare loop (a fresh process) -------------------------------------------------------------------------------
 
@@ -206,6 +216,21 @@ class GraphSide:
         ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
         pairs = [100 * (a / b - 1) for a, b in zip(ours, self.seed_reps_ms, strict=False) if b > 0]
         return statistics.median(pairs) if pairs else None
+
+    @property
+    def paired_busy_pp(self) -> list[float]:
+        """Busy % from reportgen's first-round k-th timing minus busy % from the `-p`'s k-th, for k >= 1 (each
+        pair took turns, on one CPU when the windows are pinned; the `-p`'s first timing holds its cold first
+        call). Each side divides its own device time per call (busy x wall) by that timing."""
+        ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
+        if self.busy_percent is None or self.seed_busy_percent is None or not self.unprofiled_wall_ms:
+            return []
+        if not self.seed_wall_ms:
+            return []
+        device = self.busy_percent * self.unprofiled_wall_ms  # device ms per call x 100
+        seed_device = self.seed_busy_percent * self.seed_wall_ms
+        pairs = list(zip(ours, self.seed_reps_ms, strict=False))[PAIRED_FROM:]
+        return [device / a - seed_device / b for a, b in pairs if a > 0 and b > 0]
 
 
 @dataclass
@@ -517,6 +542,18 @@ def graph_differences(sitting: Sitting) -> dict[tuple[int, str], list[float | No
     return out
 
 
+def paired_busy_differences(sitting: Sitting) -> dict[int, list[float]]:
+    """Per graph: every comparison's timing-by-timing busy differences (pp), pooled together. A comparison's two
+    medians are each a draw between the host's fast and slow states (a vCPU flips every second or so, a side's
+    timings last one to two); a pair, back to back, shares the state, so its difference cancels it."""
+    out: dict[int, list[float]] = {}
+    for run in sitting.runs:
+        for side in run.graphs:
+            if pairs := side.paired_busy_pp:
+                out.setdefault(side.graph, []).extend(pairs)
+    return out
+
+
 def _graph_name(sitting: Sitting, number: int) -> str:
     labels = [g.label for run in sitting.runs for g in run.graphs if g.graph == number and g.label]
     return labels[0] if labels else f"graph {number}"
@@ -527,6 +564,8 @@ def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -
     sitting.pooled = {key: pool(v, tolerance_pct) for key, v in step_differences(sitting).items()}
     for (number, what), values in graph_differences(sitting).items():
         sitting.pooled[f"graph {number} {what}"] = pool(values, tolerance_pp)
+    for number, pairs in paired_busy_differences(sitting).items():
+        sitting.pooled[f"graph {number}{PAIRED}"] = pool(list(pairs), tolerance_pp)
     if len(sitting.bares) >= 2:
         for key in (*STEP_FIGURES, "host_probe_ms"):
             figures = [_bare_figure(b, key) for b in sitting.bares]
@@ -538,12 +577,14 @@ def _bare_figure(bare: Bare, key: str) -> float:
 
 
 def undecided(sitting: Sitting) -> list[str]:
-    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy."""
-    return [
-        key
-        for key, pooled in sitting.pooled.items()
-        if pooled.verdict in ("undecided", "too few") and (key in STEP_FIGURES or key.endswith(" busy"))
-    ]
+    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy (timing by
+    timing where the pairs were kept, else comparison by comparison)."""
+
+    def judged(key: str) -> bool:
+        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and key + " paired" not in pooled)
+
+    pooled = sitting.pooled
+    return [key for key, p in pooled.items() if p.verdict in ("undecided", "too few") and judged(key)]
 
 
 # --- output --------------------------------------------------------------------------------------------------------
@@ -634,6 +675,15 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
         print(
             f"wall per call, {name} - 1, %: {', '.join(_fmt(v, 2) for v in values)}; HL {_fmt(p.estimate, 2)} {interval}"
+        )
+    if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
+        low, high = paired.low, paired.high
+        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
+        medians = [statistics.median(g.paired_busy_pp) if g.paired_busy_pp else None for g in sides]
+        print(
+            f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
+            f"comparisons (their medians {', '.join(_fmt(m) for m in medians)}); HL {_fmt(paired.estimate, 2)} "
+            f"{interval}, {paired.verdict} ±{paired.tolerance:g} pp; mean {_fmt(paired.mean, 2)}"
         )
 
 
@@ -732,6 +782,27 @@ def continue_from(sitting: Sitting, path: Path) -> None:
     earlier = data.get("continued_from", [])
     sitting.continued_from = [*earlier, {"path": str(path), "device": data["device"], "comparisons": len(data["runs"])}]
     sitting.excluded = list(data.get("excluded", []))
+
+
+def reread(paths: list[Path], tolerance_pct: float, tolerance_pp: float) -> Sitting:
+    """Earlier sittings' `--json` files (one recipe and variant), their comparisons in order, pooled anew: today's
+    statistics on yesterday's device time."""
+    first = json.loads(paths[0].read_text(encoding="utf-8"))
+    sitting = Sitting(
+        recipe=first["recipe"],
+        variant=first["variant"],
+        work=first["work"],
+        tolerance_pct=tolerance_pct,
+        tolerance_pp=tolerance_pp,
+        bundle=first.get("bundle", ""),
+        device=first.get("device", ""),
+        warmup=first.get("warmup", {}),
+        window_cpu=first.get("window_cpu"),
+    )
+    for path in paths:
+        continue_from(sitting, path)
+    update_pooled(sitting, tolerance_pct, tolerance_pp)
+    return sitting
 
 
 def _slow_host(plan: Plan, bare: Bare) -> float | None:
@@ -998,7 +1069,7 @@ def _window_cpu(asked: int | None) -> int | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("recipe", type=Path)
+    parser.add_argument("recipe", type=Path, nargs="?")
     parser.add_argument("--variant")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"reportgen runs (default {DEFAULT_ROUNDS})")
     parser.add_argument(
@@ -1029,6 +1100,13 @@ def main() -> int:
         "--continue-from", type=Path, metavar="JSON", help="an earlier sitting's --json: its comparisons come first"
     )
     parser.add_argument("--stop-after-s", type=float, help="start no round after this many seconds (warm-up included)")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        metavar="JSON",
+        help="no run: pool these sittings' --json and print the tables",
+    )
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)  # the fresh bare-loop process
     parser.add_argument("--seed", nargs=2, metavar=("WRAPPER", "GRAPH"), help=argparse.SUPPRESS)  # a fresh -p
     args = parser.parse_args()
@@ -1038,6 +1116,11 @@ def main() -> int:
     if args.bare:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
+    if args.report:
+        report(reread(args.report, args.tolerance_pct, args.tolerance_pp))
+        return 0
+    if args.recipe is None:
+        parser.error("a recipe is needed (or --report JSON...)")
     if args.groups < 1:
         parser.error("--groups must be at least 1")
     if args.rounds * args.groups < MIN_ROUNDS and not args.warm_up_only:

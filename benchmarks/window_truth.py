@@ -25,6 +25,10 @@ Each figure is judged as issue 28 asks: inside when its interval lies within ±`
 5 %) or ±`--probe-tolerance-pct` (the host probe, 10 %). `--until-decided MAX` runs more rounds, up to MAX, until
 every figure is inside or outside; `--stop-after-s` starts no round after that long (a lent machine's time is
 counted); `--json` keeps every pair, rewritten after each round, and `--continue-from` pools an earlier sitting's.
+The measured run keeps its Inductor cache between rounds (`WORK/cache`: from round 2 it reaches its windows in
+seconds), the company starts cold each round (it compiles, as a matrix's runs do), and a round ends with the
+measured run: the company is killed then (before, a round waited for it, and resnet50's company of transformer
+and mixnet_l had not ended one round in 8 minutes on 2×H200).
 
 First sitting (1×H200, torch 2.11, 2026-11-27; transformer beside quickstart and graph_breaks on the same GPU,
 3 rounds, `--quiet-s 1`, 15 pairs): host probe −3.11 % [−17.88, +4.66], eager block −2.02 % [−7.08, +5.52],
@@ -39,7 +43,10 @@ Second (1×H200, 2026-11-27, company on the same GPU, `--quiet-s 1`): transforme
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,6 +59,7 @@ from timing_fidelity import Deadline, Pooled, pool, recipe_with_steps
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
+from reportgen.run.pause import descendants
 from reportgen.run.window_host import Coordinator
 from reportgen.run.window_policy import Fifo, Request
 
@@ -93,13 +101,21 @@ class QuietEveryOther(Fifo):
 
 
 def _start(
-    recipes: list[str], results: Path, role: str, gpu: str | None, socket: str, log: Path
+    arguments: list[str], results: Path, role: str, gpu: str | None, socket: str, log: Path
 ) -> subprocess.Popen[bytes]:
     env = repo_env(None, **{window.SOCKET_VARIABLE: socket, window.ROLE_VARIABLE: role})
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = gpu
-    command = [sys.executable, "-m", "reportgen", "run", *recipes, "-o", str(results)]
+    command = [sys.executable, "-m", "reportgen", "run", *arguments, "-o", str(results)]
     return subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+def _end(run: subprocess.Popen[bytes]) -> None:
+    """Kill `run` and every process below it (stopped ones too: SIGKILL needs no SIGCONT), then reap it."""
+    for pid in descendants([run.pid]):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    run.wait()
 
 
 def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
@@ -109,16 +125,18 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
     policy = QuietEveryOther(args.quiet_s, quiet_first=number % 2 == 1)
     gpus = [g for g in (args.gpus or "").split(",") if g] or [None]
     variant = ["--variant", args.variant] if args.variant else []
+    measured = [str(recipe), *variant, "--inductor-cache", str(args.work / "cache")]
     with Coordinator(policy, settle_s=0.0, log_path=work / "windows.log") as coordinator:
         runs = [
-            _start([str(recipe), *variant], work / MEASURED, MEASURED, gpus[0], coordinator.path, work / "m.log"),
+            _start(measured, work / MEASURED, MEASURED, gpus[0], coordinator.path, work / "m.log"),
             _start(args.company, work / COMPANY, COMPANY, gpus[-1], coordinator.path, work / "c.log"),
         ]
         for role, run in zip((MEASURED, COMPANY), runs, strict=True):
             coordinator.register(run.pid, role)
-        for role, run in zip((MEASURED, COMPANY), runs, strict=True):
-            run.wait()
-            coordinator.retire(role)
+        runs[0].wait()
+        coordinator.retire(MEASURED)
+        _end(runs[1])  # its work is done: it was busy beside every measured window
+        coordinator.retire(COMPANY)
     bundles = [load_bundle(b) for b in iter_bundles(work / MEASURED)]
     if len(bundles) != 1:
         raise SystemExit(
