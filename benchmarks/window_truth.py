@@ -28,7 +28,9 @@ counted); `--json` keeps every pair, rewritten after each round, and `--continue
 The measured run keeps its Inductor cache between rounds (`WORK/cache`: from round 2 it reaches its windows in
 seconds), the company starts cold each round (it compiles, as a matrix's runs do), and a round ends with the
 measured run: the company is killed then (before, a round waited for it, and resnet50's company of transformer
-and mixnet_l had not ended one round in 8 minutes on 2×H200).
+and mixnet_l had not ended one round in 8 minutes on 2×H200). Under the table, the CPU seconds that processes
+other than the measured run's used while its quiet and its busy step windows were open, and the seconds the
+hypervisor stole (`Coordinator.foreign`, /proc ticks): a busy window that owns the host reads as a quiet one.
 
 First sitting (1×H200, torch 2.11, 2026-11-27; transformer beside quickstart and graph_breaks on the same GPU,
 3 rounds, `--quiet-s 1`, 15 pairs): host probe −3.11 % [−17.88, +4.66], eager block −2.02 % [−7.08, +5.52],
@@ -83,6 +85,18 @@ class Pair:
         return 100 * (self.busy / self.quiet - 1)
 
 
+@dataclass(frozen=True)
+class Usage:
+    """One measured step window: quiet or busy, how long it was open after "go", and the CPU seconds others used
+    and the hypervisor stole meanwhile (`Coordinator.foreign`: did the window have the host to itself?)."""
+
+    round: int
+    quiet: bool
+    open_s: float
+    others_s: float
+    stolen_s: float
+
+
 @dataclass
 class QuietEveryOther(Fifo):
     """First come, first served; the measured run's step windows wait `quiet_s` after the pause, every other one."""
@@ -118,8 +132,9 @@ def _end(run: subprocess.Popen[bytes]) -> None:
     run.wait()
 
 
-def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
-    """One round: its (quiet, busy) pairs of consecutive step windows, both beside a stopped company."""
+def _round(args: argparse.Namespace, recipe: Path, number: int) -> tuple[list[Pair], list[Usage]]:
+    """One round: its (quiet, busy) pairs of consecutive step windows, both beside a stopped company, and what
+    every measured step window let others use."""
     work = args.work / f"round-{number}"
     work.mkdir(parents=True, exist_ok=True)
     policy = QuietEveryOther(args.quiet_s, quiet_first=number % 2 == 1)
@@ -137,6 +152,12 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
         coordinator.retire(MEASURED)
         _end(runs[1])  # its work is done: it was busy beside every measured window
         coordinator.retire(COMPANY)
+    steps = [
+        counts
+        for (role, what, _, _), counts in zip(coordinator.granted, coordinator.foreign, strict=False)
+        if role == MEASURED and what == "steps"
+    ]
+    usage = [Usage(number, quiet, *step) for (quiet, _), step in zip(policy.windows, steps, strict=False)]
     bundles = [load_bundle(b) for b in iter_bundles(work / MEASURED)]
     if len(bundles) != 1:
         raise SystemExit(
@@ -161,7 +182,21 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> list[Pair]:
             if busy < len(values) and values[quiet] > 0:
                 out.append(Pair(number, name, values[quiet], values[busy]))
     print(f"round {number}: {len(policy.windows)} step windows, {len(out) // len(series)} pairs beside the company")
-    return out
+    return out, usage
+
+
+def _report_usage(usage: list[Usage]) -> None:
+    """Others' CPU and stolen time while the measured step windows were open, quiet against busy."""
+    for quiet in (True, False):
+        some = [u for u in usage if u.quiet == quiet]
+        open_s = sum(u.open_s for u in some)
+        if not some or open_s <= 0:
+            continue
+        others, stolen = sum(u.others_s for u in some), sum(u.stolen_s for u in some)
+        print(
+            f"{'quiet' if quiet else 'busy'} step windows: {len(some)}, open {open_s:.2f} s; others' CPU {others:.2f} s "
+            f"({100 * others / open_s:.1f} % of one CPU), stolen {stolen:.2f} s ({100 * stolen / open_s:.1f} %)"
+        )
 
 
 def _verdicts(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> list[tuple[str, Pooled]]:
@@ -190,7 +225,7 @@ def _report(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float)
     return decided
 
 
-def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair]) -> None:
+def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair], usage: list[Usage]) -> None:
     """Every pair so far into `path` (rewritten whole after each round, so a cut-off sitting keeps its rounds)."""
     if path is None:
         return
@@ -200,6 +235,7 @@ def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair]) -> Non
         "company": args.company,
         "quiet_s": args.quiet_s,
         "pairs": [asdict(p) for p in pairs],
+        "windows": [asdict(u) for u in usage],
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
@@ -236,6 +272,7 @@ def main() -> None:
     args.work = args.work or Path(tempfile.mkdtemp(prefix="window-truth-"))
     print(f"results under {args.work}", flush=True)
     pairs = _continued(args.continue_from, args.recipe) if args.continue_from else []
+    usage: list[Usage] = []
     if pairs:
         print(f"{len(pairs) // len(FIGURES)} pairs from {args.continue_from}", flush=True)
         _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
@@ -244,9 +281,11 @@ def main() -> None:
         for number in range(1, most + 1):
             if deadline.passed():
                 break
-            pairs += _round(args, recipe, number)
-            _dump(args.json, args, pairs)
+            found, used = _round(args, recipe, number)
+            pairs, usage = pairs + found, usage + used
+            _dump(args.json, args, pairs, usage)
             decided = _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+            _report_usage(usage)
             if number >= args.rounds and (decided or args.until_decided is None):
                 break
 

@@ -10,9 +10,10 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Pauser", "ancestors", "descendants", "lineage", "process_parents"]
+__all__ = ["CpuSample", "Pauser", "ancestors", "cpu_sample", "descendants", "lineage", "process_parents"]
 
 
 # --- process trees -------------------------------------------------------------------------------------------------
@@ -67,6 +68,55 @@ def lineage(pid: int, parents: dict[int, int] | None = None) -> set[int]:
     """`pid`, its ancestors and its descendants: the processes a window's holder depends on."""
     parents = process_parents() if parents is None else parents
     return ancestors(pid, parents) | descendants([pid], parents)
+
+
+# --- CPU time ------------------------------------------------------------------------------------------------------
+
+_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """CPU seconds at one moment: all CPUs busy, stolen by the hypervisor, and used by a set of processes."""
+
+    host_busy_s: float
+    steal_s: float
+    own_s: float
+
+    def foreign_since(self, earlier: CpuSample) -> tuple[float, float]:
+        """(busy seconds of processes outside the set, seconds stolen) between `earlier` and this sample; ticks
+        are 10 ms (`USER_HZ`), so a single short window reads 0 or a tick."""
+        foreign = (self.host_busy_s - earlier.host_busy_s) - (self.own_s - earlier.own_s)
+        return max(0.0, foreign), max(0.0, self.steal_s - earlier.steal_s)
+
+
+def _proc_ticks(pid: int, with_children: bool) -> int:
+    """utime + stime of `pid` (+ cutime + cstime: its reaped children's); 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return 0
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 15:
+        return 0
+    return sum(int(x) for x in fields[11 : 15 if with_children else 13])
+
+
+def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = ()) -> CpuSample:
+    """The host's busy and stolen CPU time (/proc/stat's first line) and that of `own` (threads included), plus
+    the reaped children of `own_with_children` (a child that ends moves its time there). Zeros without /proc."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return CpuSample(0.0, 0.0, 0.0)
+    if len(fields) < 8:
+        return CpuSample(0.0, 0.0, 0.0)
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    ticks = sum(_proc_ticks(pid, False) for pid in set(own) - set(own_with_children))
+    ticks += sum(_proc_ticks(pid, True) for pid in set(own_with_children))
+    return CpuSample((user + nice + system + irq + softirq) * _TICK_S, steal * _TICK_S, ticks * _TICK_S)
 
 
 # --- stopping and resuming -----------------------------------------------------------------------------------------

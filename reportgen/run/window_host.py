@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.run.pause import Pauser, ancestors, descendants, lineage, process_parents
+from reportgen.run.pause import CpuSample, Pauser, ancestors, cpu_sample, descendants, lineage, process_parents
 from reportgen.run.window_policy import Fifo, Grouped, Policy, Request, Turns
 
 __all__ = ["Coordinator", "Fifo", "Grouped", "Policy", "Request", "Turns"]
@@ -93,6 +93,13 @@ class Coordinator:
         self._next = 0
         self.granted: list[tuple[str, str, float, float]] = []
         """(role, window, opened, closed) of every window, monotonic seconds."""
+        self.foreign: list[tuple[float, float, float]] = []
+        """Per closed window of `granted`, in order: seconds from "go" (after the settle) to its close, the CPU
+        seconds that processes other than the holder's (its ancestors and descendants) and the coordinator's used
+        meanwhile, and the seconds the hypervisor stole: whether the window had the host to itself (counted in
+        10 ms ticks: only sums over many windows mean much)."""
+        self._own: tuple[set[int], set[int]] = (set(), set())
+        self._at_go, self._go_at = CpuSample(0.0, 0.0, 0.0), 0.0
         self._closed = False
         self._acceptor = threading.Thread(target=self._accept, name="reportgen-windows", daemon=True)
         self._acceptor.start()
@@ -211,7 +218,9 @@ class Coordinator:
                 return {"closed": True}
             self.policy.granted(request)
             self._holder = request
-            names, gpus = self._stop_others(request, peer.gpu)
+            table = process_parents()
+            names, gpus = self._stop_others(request, peer.gpu, table)
+            self._own = (lineage(request.pid, table) | ancestors(os.getpid(), table), descendants([request.pid], table))
             shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
@@ -220,6 +229,7 @@ class Coordinator:
         settle_s = self.policy.settle_s(request, paused, self.settle_s) if paused else 0.0
         if settle_s > 0:
             time.sleep(settle_s)
+        self._at_go, self._go_at = cpu_sample(*self._own), time.monotonic()
         go: dict[str, object] = {"paused": paused, "waited_s": round(opened - request.asked, 6), "shared_gpu": shared}
         return go if self.cpu is None else {**go, "cpu": self.cpu}
 
@@ -236,19 +246,25 @@ class Coordinator:
         assert self._holder is not None
         role, what, opened, _ = self.granted[-1]
         closed = time.monotonic()
+        foreign, stolen = cpu_sample(*self._own).foreign_since(self._at_go)
         self.granted[-1] = (role, what, opened, closed)
+        self.foreign.append((round(closed - max(self._go_at, opened), 6), foreign, stolen))
         names = self._paused_names
         self._resume()
-        self._log(f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s)")
+        self._log(
+            f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s; others' cpu {foreign:.2f} s, "
+            f"stolen {stolen:.2f} s)"
+        )
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}
 
-    def _stop_others(self, holder: Request, holder_gpu: str | None) -> tuple[set[str], list[str | None]]:
+    def _stop_others(
+        self, holder: Request, holder_gpu: str | None, table: dict[int, int]
+    ) -> tuple[set[str], list[str | None]]:
         """Stop every run but the holder's (a `gpu_only` holder: those that may share its GPU); the names stopped,
         and the `CUDA_VISIBLE_DEVICES` of each (None: a root that never said)."""
         if self._pauser is None:
             return set(), []
-        table = process_parents()
         keep = lineage(holder.pid, table) | ancestors(os.getpid(), table)
         roots = {p.pid: p.role for p in self._peers.values() if p.pid} | self._roots
         gpus = {p.pid: p.gpu for p in self._peers.values() if p.pid}
