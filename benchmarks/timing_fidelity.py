@@ -3,7 +3,7 @@
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
         [--max-host-probe-ms MS] [--continue-from JSON] [--window-cpu K]
-    python benchmarks/timing_fidelity.py --report JSON... (earlier sittings' tables, pooled; runs nothing)
+    python benchmarks/timing_fidelity.py --report JSON... [--json OUT] (earlier sittings pooled; runs nothing)
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
 so one sitting's single pair proves nothing, and neither process may measure while another works:
@@ -779,9 +779,9 @@ def continue_from(sitting: Sitting, path: Path) -> None:
         run.pop("speedup", None)
         graphs = [GraphSide(**g) for g in run.pop("graphs")]
         sitting.runs.append(Run(**run, graphs=graphs))
-    earlier = data.get("continued_from", [])
-    sitting.continued_from = [*earlier, {"path": str(path), "device": data["device"], "comparisons": len(data["runs"])}]
-    sitting.excluded = list(data.get("excluded", []))
+    this = {"path": str(path), "device": data["device"], "comparisons": len(data["runs"])}
+    sitting.continued_from += [*data.get("continued_from", []), this]
+    sitting.excluded += data.get("excluded", [])
 
 
 def reread(paths: list[Path], tolerance_pct: float, tolerance_pp: float) -> Sitting:
@@ -1117,7 +1117,9 @@ def main() -> int:
         print(json.dumps(bare_loop(args.recipe.resolve(), args.variant)))
         return 0
     if args.report:
-        report(reread(args.report, args.tolerance_pct, args.tolerance_pp))
+        sitting = reread(args.report, args.tolerance_pct, args.tolerance_pp)
+        report(sitting)
+        _dump(sitting, args.json)  # one file to `--continue-from`
         return 0
     if args.recipe is None:
         parser.error("a recipe is needed (or --report JSON...)")

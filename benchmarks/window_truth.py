@@ -2,7 +2,7 @@
 
     python benchmarks/window_truth.py RECIPE --company RECIPE... [--variant V] [--rounds 3] [--quiet-s 2]
         [--steps N] [--work DIR] [--gpus 0,1] [--until-decided MAX] [--stop-after-s S] [--json OUT]
-        [--continue-from JSON] [--tolerance-pct 5] [--probe-tolerance-pct 10]
+        [--continue-from JSON] [--tolerance-pct 5] [--probe-tolerance-pct 10] [--settle-s 0]
 
 Runs alone and runs in a matrix are minutes apart, and a lent host's CPU speed moves by ±30 % in that time
 (2×H200: the host probe read 0.95–1.78 ms across six runs of transformer), so "alone against the matrix" in whole
@@ -31,6 +31,12 @@ measured run: the company is killed then (before, a round waited for it, and res
 and mixnet_l had not ended one round in 8 minutes on 2×H200). Under the table, the CPU seconds that processes
 other than the measured run's used while its quiet and its busy step windows were open, and the seconds the
 hypervisor stole (`Coordinator.foreign`, /proc ticks): a busy window that owns the host reads as a quiet one.
+`--settle-s S` makes busy windows wait S after the pause too (a matrix waits 0: its runs' GPUs differ).
+
+Third sitting (2×H200, 2026-11-28, `--gpus 0,1`, `--steps 40`, `--quiet-s 1`; rounds still waited for the company):
+transformer beside resnet50 and quickstart, 3 rounds, 60 pairs: probe +10.02 % [+1.79, +22.40] (medians 1.142 ms
+quiet, 1.416 busy; busy above quiet in 39 of 60), eager block +0.19 % [−2.97, +3.55], compiled block +3.31 %
+[−1.37, +6.84]; resnet50 beside transformer and mixnet_l ended no round in 8 minutes.
 
 First sitting (1×H200, torch 2.11, 2026-11-27; transformer beside quickstart and graph_breaks on the same GPU,
 3 rounds, `--quiet-s 1`, 15 pairs): host probe −3.11 % [−17.88, +4.66], eager block −2.02 % [−7.08, +5.52],
@@ -141,7 +147,7 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> tuple[list[Pa
     gpus = [g for g in (args.gpus or "").split(",") if g] or [None]
     variant = ["--variant", args.variant] if args.variant else []
     measured = [str(recipe), *variant, "--inductor-cache", str(args.work / "cache")]
-    with Coordinator(policy, settle_s=0.0, log_path=work / "windows.log") as coordinator:
+    with Coordinator(policy, settle_s=args.settle_s, log_path=work / "windows.log") as coordinator:
         runs = [
             _start(measured, work / MEASURED, MEASURED, gpus[0], coordinator.path, work / "m.log"),
             _start(args.company, work / COMPANY, COMPANY, gpus[-1], coordinator.path, work / "c.log"),
@@ -263,6 +269,9 @@ def main() -> None:
     parser.add_argument("--tolerance-pct", type=float, default=5.0, help="the step blocks' tolerance")
     parser.add_argument("--probe-tolerance-pct", type=float, default=10.0, help="the host probe's tolerance")
     parser.add_argument("--quiet-s", type=float, default=2.0, help="a quiet window's wait after the pause")
+    parser.add_argument(
+        "--settle-s", type=float, default=0.0, help="every other window's wait after the pause (a matrix's: 0)"
+    )
     parser.add_argument("--steps", type=int, help="block pairs the measured run times (default: the recipe's)")
     parser.add_argument("--gpus", help="the measured run's GPU, then the company's (default: as the host gives)")
     parser.add_argument("--work", type=Path)
