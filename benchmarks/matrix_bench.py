@@ -107,7 +107,7 @@ def _isolation(bundle: Bundle) -> str:
         f"gpu_windows={iso.gpu_windows} in {iso.gpu_window_s:.1f}s "
         f"(waited {iso.window_wait_s:.1f}s, coordinated={iso.coordinated}) "
         f"paused={', '.join(f'{n} {s:.1f}s' for n, s in iso.paused.items()) or 'none'} drain={iso.drain_s:.2f}s "
-        f"notes={iso.notes or '-'}"
+        f"others_cpu={iso.others_cpu_s:.2f}s (runs {iso.runs_cpu_s:.2f}s) stolen={iso.stolen_s:.2f}s notes={iso.notes or '-'}"
     )
 
 

@@ -100,6 +100,7 @@ class Usage:
     quiet: bool
     open_s: float
     others_s: float
+    runs_s: float
     stolen_s: float
 
 
@@ -159,11 +160,14 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> tuple[list[Pa
         _end(runs[1])  # its work is done: it was busy beside every measured window
         coordinator.retire(COMPANY)
     steps = [
-        counts
-        for (role, what, _, _), counts in zip(coordinator.granted, coordinator.foreign, strict=False)
+        cpu
+        for (role, what, _, _), cpu in zip(coordinator.granted, coordinator.foreign, strict=False)
         if role == MEASURED and what == "steps"
     ]
-    usage = [Usage(number, quiet, *step) for (quiet, _), step in zip(policy.windows, steps, strict=False)]
+    usage = [
+        Usage(number, quiet, c.open_s, c.others_s, c.runs_s, c.stolen_s)
+        for (quiet, _), c in zip(policy.windows, steps, strict=False)
+    ]
     bundles = [load_bundle(b) for b in iter_bundles(work / MEASURED)]
     if len(bundles) != 1:
         raise SystemExit(
@@ -198,10 +202,11 @@ def _report_usage(usage: list[Usage]) -> None:
         open_s = sum(u.open_s for u in some)
         if not some or open_s <= 0:
             continue
-        others, stolen = sum(u.others_s for u in some), sum(u.stolen_s for u in some)
+        others, runs = sum(u.others_s for u in some), sum(u.runs_s for u in some)
+        stolen = sum(u.stolen_s for u in some)
         print(
             f"{'quiet' if quiet else 'busy'} step windows: {len(some)}, open {open_s:.2f} s; others' CPU {others:.2f} s "
-            f"({100 * others / open_s:.1f} % of one CPU), stolen {stolen:.2f} s ({100 * stolen / open_s:.1f} %)"
+            f"({100 * others / open_s:.1f} % of one CPU; the company's {runs:.2f} s), stolen {stolen:.2f} s"
         )
 
 

@@ -69,6 +69,22 @@ class Isolation(BundleModel):
         description="Seconds waited at the start of windows for a paused run's queued GPU work to leave the GPU "
         "this run shared with it (`--runs-per-gpu`).",
     )
+    others_cpu_s: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="CPU seconds that processes other than this run's used while its coordinated windows (GPU-only "
+        "ones aside) were open (the host's /proc/stat less the holder's line, 10 ms ticks): ~0 when they had the "
+        "host.",
+    )
+    runs_cpu_s: float = Field(
+        default=0.0,
+        ge=0.0,
+        description="Of `others_cpu_s`, the seconds of the host's other runs (their whole process trees, which the "
+        "coordinator paused): 0 when pausing them worked; the rest is processes reportgen does not run.",
+    )
+    stolen_s: float = Field(
+        default=0.0, ge=0.0, description="Seconds the hypervisor stole from the host's CPUs during those windows."
+    )
     window_cpu: int | None = Field(
         default=None,
         description="The CPU each timed window's thread ran on alone, as the coordinator asked (windows paired "

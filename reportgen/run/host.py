@@ -160,6 +160,9 @@ class Measurements:
                     "coordinated": bool(self.placement.window_socket) and not windows.notes,
                     "paused": {name: round(s, 3) for name, s in sorted(windows.paused.items())},
                     "drain_s": round(windows.drain_s, 3),
+                    "others_cpu_s": round(windows.others_cpu_s, 3),
+                    "runs_cpu_s": round(windows.runs_cpu_s, 3),
+                    "stolen_s": round(windows.stolen_s, 3),
                     "window_cpu": windows.cpu,
                     "notes": [*self.isolation.notes, *windows.notes],
                 }

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CpuSample", "Pauser", "ancestors", "cpu_sample", "descendants", "lineage", "process_parents"]
+__all__ = ["CpuSample", "Pauser", "WindowCpu", "ancestors", "cpu_sample", "descendants", "lineage", "process_parents"]
 
 
 # --- process trees -------------------------------------------------------------------------------------------------
@@ -76,18 +76,36 @@ _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 
 
 @dataclass(frozen=True)
+class WindowCpu:
+    """What a timed window let others have, from "go" to its close (counted in 10 ms ticks, `USER_HZ`: a single
+    short window reads 0 or a tick or two; sums over many mean something)."""
+
+    open_s: float
+    others_s: float
+    """CPU seconds used by every process on the host but the holder's line (and the coordinator's)."""
+    runs_s: float
+    """Of which the coordinator's other runs (their whole trees): 0 when pausing them worked."""
+    stolen_s: float
+    """Seconds the hypervisor stole from the host's CPUs."""
+
+
+@dataclass(frozen=True)
 class CpuSample:
-    """CPU seconds at one moment: all CPUs busy, stolen by the hypervisor, and used by a set of processes."""
+    """CPU seconds at one moment: all CPUs busy, stolen by the hypervisor, used by a set of processes (`own`) and
+    by another (`runs`)."""
 
     host_busy_s: float
     steal_s: float
     own_s: float
+    runs_s: float = 0.0
 
-    def foreign_since(self, earlier: CpuSample) -> tuple[float, float]:
-        """(busy seconds of processes outside the set, seconds stolen) between `earlier` and this sample; ticks
-        are 10 ms (`USER_HZ`), so a single short window reads 0 or a tick."""
-        foreign = (self.host_busy_s - earlier.host_busy_s) - (self.own_s - earlier.own_s)
-        return max(0.0, foreign), max(0.0, self.steal_s - earlier.steal_s)
+    def since(self, earlier: CpuSample, open_s: float) -> WindowCpu:
+        """The window between `earlier` and this sample (never negative: a process of the set that ends takes its
+        time away with it)."""
+        others = (self.host_busy_s - earlier.host_busy_s) - (self.own_s - earlier.own_s)
+        return WindowCpu(
+            open_s, max(0.0, others), max(0.0, self.runs_s - earlier.runs_s), max(0.0, self.steal_s - earlier.steal_s)
+        )
 
 
 def _proc_ticks(pid: int, with_children: bool) -> int:
@@ -103,9 +121,10 @@ def _proc_ticks(pid: int, with_children: bool) -> int:
     return sum(int(x) for x in fields[11 : 15 if with_children else 13])
 
 
-def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = ()) -> CpuSample:
-    """The host's busy and stolen CPU time (/proc/stat's first line) and that of `own` (threads included), plus
-    the reaped children of `own_with_children` (a child that ends moves its time there). Zeros without /proc."""
+def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = (), runs: Iterable[int] = ()) -> CpuSample:
+    """The host's busy and stolen CPU time (/proc/stat's first line), that of `own` (threads included) plus the
+    reaped children of `own_with_children` (a child that ends moves its time there), and that of `runs`. Zeros
+    without /proc."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = [int(x) for x in f.readline().split()[1:9]]
@@ -116,7 +135,9 @@ def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = ()) -> Cpu
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
     ticks = sum(_proc_ticks(pid, False) for pid in set(own) - set(own_with_children))
     ticks += sum(_proc_ticks(pid, True) for pid in set(own_with_children))
-    return CpuSample((user + nice + system + irq + softirq) * _TICK_S, steal * _TICK_S, ticks * _TICK_S)
+    of_runs = sum(_proc_ticks(pid, False) for pid in set(runs))
+    busy = user + nice + system + irq + softirq
+    return CpuSample(busy * _TICK_S, steal * _TICK_S, ticks * _TICK_S, of_runs * _TICK_S)
 
 
 # --- stopping and resuming -----------------------------------------------------------------------------------------

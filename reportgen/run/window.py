@@ -95,6 +95,12 @@ class WindowLog:
     """Seconds waited, after "go", for a paused run's queued work to leave a shared GPU (`drain_gpu`)."""
     cpu: int | None = None
     """The CPU the coordinator pinned the windows to (None: not pinned)."""
+    others_cpu_s: float = 0.0
+    """CPU seconds others used during the coordinated windows (GPU-only ones aside), as the coordinator counted."""
+    runs_cpu_s: float = 0.0
+    """Of which the coordinator's other runs (paused: ~0)."""
+    stolen_s: float = 0.0
+    """Seconds the hypervisor stole during them."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -218,6 +224,15 @@ def _granted(client: _Client, what: str, gpu_only: bool) -> Iterator[bool]:
             for name, seconds in paused.items() if isinstance(paused, dict) else ():
                 if isinstance(seconds, int | float):
                     _LOG.paused[str(name)] = _LOG.paused.get(str(name), 0.0) + float(seconds)
+            if not gpu_only:  # (a GPU-only window leaves the runs on other GPUs going, by design)
+                _LOG.others_cpu_s += _seconds(left.get("others_cpu_s"))
+                _LOG.runs_cpu_s += _seconds(left.get("runs_cpu_s"))
+                _LOG.stolen_s += _seconds(left.get("stolen_s"))
+
+
+def _seconds(value: object) -> float:
+    """A count of seconds from the coordinator (anything else, or negative: 0)."""
+    return max(0.0, float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _threads() -> set[int]:
@@ -300,6 +315,9 @@ def merge_log(path: Path) -> None:
     _LOG.gpu_windows += int(found.get("gpu_windows", 0))
     _LOG.gpu_open_s += float(found.get("gpu_open_s", 0.0))
     _LOG.drain_s += float(found.get("drain_s", 0.0))
+    _LOG.others_cpu_s += _seconds(found.get("others_cpu_s"))
+    _LOG.runs_cpu_s += _seconds(found.get("runs_cpu_s"))
+    _LOG.stolen_s += _seconds(found.get("stolen_s"))
     if type(cpu := found.get("cpu")) is int:
         _LOG.cpu = cpu
     for name, seconds in dict(found.get("paused", {})).items():

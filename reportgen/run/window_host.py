@@ -26,7 +26,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.run.pause import CpuSample, Pauser, ancestors, cpu_sample, descendants, lineage, process_parents
+from reportgen.run.pause import (
+    CpuSample,
+    Pauser,
+    WindowCpu,
+    ancestors,
+    cpu_sample,
+    descendants,
+    lineage,
+    process_parents,
+)
 from reportgen.run.window_policy import Fifo, Grouped, Policy, Request, Turns
 
 __all__ = ["Coordinator", "Fifo", "Grouped", "Policy", "Request", "Turns"]
@@ -93,12 +102,10 @@ class Coordinator:
         self._next = 0
         self.granted: list[tuple[str, str, float, float]] = []
         """(role, window, opened, closed) of every window, monotonic seconds."""
-        self.foreign: list[tuple[float, float, float]] = []
-        """Per closed window of `granted`, in order: seconds from "go" (after the settle) to its close, the CPU
-        seconds that processes other than the holder's (its ancestors and descendants) and the coordinator's used
-        meanwhile, and the seconds the hypervisor stole: whether the window had the host to itself (counted in
-        10 ms ticks: only sums over many windows mean much)."""
-        self._own: tuple[set[int], set[int]] = (set(), set())
+        self.foreign: list[WindowCpu] = []
+        """Per closed window of `granted`, in order: what it let others have, from "go" (after the settle) to its
+        close: whether it had the host to itself."""
+        self._own: tuple[set[int], set[int], set[int]] = (set(), set(), set())
         self._at_go, self._go_at = CpuSample(0.0, 0.0, 0.0), 0.0
         self._closed = False
         self._acceptor = threading.Thread(target=self._accept, name="reportgen-windows", daemon=True)
@@ -220,7 +227,9 @@ class Coordinator:
             self._holder = request
             table = process_parents()
             names, gpus = self._stop_others(request, peer.gpu, table)
-            self._own = (lineage(request.pid, table) | ancestors(os.getpid(), table), descendants([request.pid], table))
+            keep = lineage(request.pid, table) | ancestors(os.getpid(), table)
+            runs = descendants({p.pid for p in self._peers.values() if p.pid} | set(self._roots), table) - keep
+            self._own = (keep, descendants([request.pid], table), runs)
             shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
@@ -235,25 +244,28 @@ class Coordinator:
 
     def _leave(self, number: int) -> dict[str, object]:
         with self._cond:
-            paused: dict[str, float] = {}
+            left: dict[str, object] = {"paused": {}}
             if self._holder is not None and self._holder.connection == number:
                 paused = self._end_window()
+                cpu = self.foreign[-1]
+                left = {"paused": paused, "others_cpu_s": round(cpu.others_s, 3), "runs_cpu_s": round(cpu.runs_s, 3)}
+                left["stolen_s"] = round(cpu.stolen_s, 3)
             self._cond.notify_all()
-        return {"paused": paused}
+        return left
 
     def _end_window(self) -> dict[str, float]:
         """Close the holder's window (the condition held): resume the others; seconds each name was paused."""
         assert self._holder is not None
         role, what, opened, _ = self.granted[-1]
         closed = time.monotonic()
-        foreign, stolen = cpu_sample(*self._own).foreign_since(self._at_go)
+        cpu = cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
         self.granted[-1] = (role, what, opened, closed)
-        self.foreign.append((round(closed - max(self._go_at, opened), 6), foreign, stolen))
+        self.foreign.append(cpu)
         names = self._paused_names
         self._resume()
         self._log(
-            f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s; others' cpu {foreign:.2f} s, "
-            f"stolen {stolen:.2f} s)"
+            f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s; others' cpu {cpu.others_s:.2f} "
+            f"s, of runs {cpu.runs_s:.2f} s, stolen {cpu.stolen_s:.2f} s)"
         )
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}

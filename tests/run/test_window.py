@@ -281,6 +281,8 @@ def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: p
             bundle = run_recipe(recipe, recipe_path, tmp_path, RunOptions())
             granted = [(role, what) for role, what, _, _ in coordinator.granted]
             spans = list(coordinator.granted)
+            counts = zip(spans, coordinator.foreign, strict=True)  # every window closed
+            counted = [cpu for (role, *_), cpu in counts if role == "addmul"]
     finally:
         spinner.kill()
     manifest = read_manifest(bundle)
@@ -298,6 +300,13 @@ def test_a_real_run_times_only_inside_its_windows(tmp_path: Path, monkeypatch: p
     for n, (_, seconds) in enumerate(timings):  # each timing's calls took no longer than its window was open
         assert bench.reps_ms[n % 3][n // 3] * bench.times / 1e3 <= seconds
     assert window.SOCKET_VARIABLE not in (bundle / "manifest.json").read_text()  # the host's, not the recipe's
+    isolation = manifest.isolation
+    assert isolation is not None
+    # what the coordinator counted window by window reached the bundle through the child's log; the spinner was
+    # stopped in every window, so the runs it knew used nothing while they were open
+    assert isolation.others_cpu_s == pytest.approx(sum(round(c.others_s, 3) for c in counted), abs=0.002)
+    assert isolation.runs_cpu_s == pytest.approx(sum(round(c.runs_s, 3) for c in counted), abs=0.002)
+    assert isolation.runs_cpu_s <= 0.05, isolation.runs_cpu_s
 
 
 def _talk(coordinator: Coordinator, hello: dict[str, object]) -> tuple[object, object]:

@@ -1,7 +1,11 @@
-"""Whether a window had the host to itself, counted: the CPU time others used while it was open."""
+"""Whether a window had the host to itself, counted: the CPU time others used while it was open.
+
+The host here may be busy with anything (the suite's other worker, CI's neighbours), so the host-wide count is
+only ever asserted from below; what the coordinator's own runs used is asserted both ways."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.run import window
-from reportgen.run.pause import CpuSample, cpu_sample
+from reportgen.run.pause import CpuSample, WindowCpu, cpu_sample
 from reportgen.run.window_host import Coordinator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,84 +25,69 @@ HOLD_S = 0.6
 
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import json, sys, time
     from reportgen.run import window
     window.connect()
     with window.timed_window("steps"):
         time.sleep(float(sys.argv[1]))
+    log = window.log()
+    print(json.dumps([log.others_cpu_s, log.runs_cpu_s, log.stolen_s]))
     """
 )
 
 needs_proc = pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="CPU time is read from /proc")
 
 
-def _spinner() -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
-def _one_window(register_spinner: bool) -> tuple[float, float]:
-    """A holder sleeping `HOLD_S` in its window beside a busy loop, registered (so paused) or not: the window's
-    (others' CPU seconds, stolen seconds)."""
-    spinner = _spinner()
+def _one_window(*, register: bool, pause: bool = True) -> WindowCpu:
+    """A holder sleeping `HOLD_S` in its window beside a busy loop (a run the coordinator knows, or not)."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.3)  # the loop is running
-        with Coordinator(settle_s=0.0) as coordinator:
-            if register_spinner:
+        with Coordinator(settle_s=0.0, pause=pause) as coordinator:
+            if register:
                 coordinator.register(spinner.pid, "spinner")
             env = dict(os.environ, PYTHONPATH=str(ROOT), **{window.SOCKET_VARIABLE: coordinator.path})
-            subprocess.run([sys.executable, "-c", HOLDER, str(HOLD_S)], env=env, check=True, timeout=60)
-            assert len(coordinator.foreign) == len(coordinator.granted) == 1
-            open_s, others_s, stolen_s = coordinator.foreign[0]
-            assert open_s >= HOLD_S
-            return others_s, stolen_s
+            command = [sys.executable, "-c", HOLDER, str(HOLD_S)]
+            done = subprocess.run(command, env=env, check=True, timeout=60, capture_output=True, text=True)
+        [cpu] = coordinator.foreign
+        assert len(coordinator.granted) == 1 and cpu.open_s >= HOLD_S
+        # the holder's own log got the coordinator's counts (what reaches its bundle's isolation)
+        assert json.loads(done.stdout) == [round(cpu.others_s, 3), round(cpu.runs_s, 3), round(cpu.stolen_s, 3)]
+        return cpu
     finally:
         spinner.kill()
         spinner.wait()
 
 
 @needs_proc
-def test_a_busy_process_left_running_is_counted_and_a_paused_one_is_not() -> None:
-    foreign_running, _ = _one_window(register_spinner=False)
-    foreign_paused, _ = _one_window(register_spinner=True)
-    # the loop alone keeps one CPU busy for the whole window; paused, it uses nothing (ticks are 10 ms)
-    assert foreign_running >= 0.5 * HOLD_S, foreign_running
-    assert foreign_paused <= 0.25 * HOLD_S, foreign_paused
+def test_a_paused_run_uses_nothing_in_the_window() -> None:
+    assert _one_window(register=True).runs_s <= 0.05
 
 
 @needs_proc
-def test_the_holders_own_cpu_is_not_foreign() -> None:
-    """The process that holds the window may burn every cycle it likes: that is its measurement."""
-    spin = textwrap.dedent(
-        """
-        import time
-        from reportgen.run import window
-        window.connect()
-        with window.timed_window("steps"):
-            until = time.monotonic() + 0.6
-            while time.monotonic() < until:
-                pass
-        """
-    )
-    with Coordinator(settle_s=0.0) as coordinator:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), **{window.SOCKET_VARIABLE: coordinator.path})
-        subprocess.run([sys.executable, "-c", spin], env=env, check=True, timeout=60)
-    _, foreign, _ = coordinator.foreign[0]
-    assert foreign <= 0.15, foreign
+def test_a_run_left_going_is_counted_as_a_runs_and_an_unknown_process_as_the_hosts() -> None:
+    going = _one_window(register=True, pause=False)
+    assert going.runs_s >= 0.25 * HOLD_S  # a loop sharing 2 CPUs with at most two others: a third of one at least
+    assert going.others_s >= going.runs_s - 0.05  # the runs are part of the host's others
+    unknown = _one_window(register=False)
+    assert unknown.runs_s == 0.0
+    assert unknown.others_s >= 0.25 * HOLD_S
 
 
-def test_a_sample_s_differences_never_go_negative() -> None:
-    """A process of the set that ends inside the window takes its time away from `own`: clamp, not negative."""
-    go, end = CpuSample(10.0, 1.0, 5.0), CpuSample(10.5, 1.0, 6.0)
-    assert end.foreign_since(go) == (0.0, 0.0)
-    assert CpuSample(12.0, 1.5, 5.5).foreign_since(go) == (1.5, 0.5)
+def test_a_window_s_counts_never_go_negative() -> None:
+    """A process of the set that ends inside the window takes its time away from `own`: clamped, not negative."""
+    go = CpuSample(10.0, 1.0, 5.0, 2.0)
+    assert CpuSample(10.5, 1.0, 6.0, 1.5).since(go, 0.3) == WindowCpu(0.3, 0.0, 0.0, 0.0)
+    assert CpuSample(12.0, 1.5, 5.5, 2.5).since(go, 0.3) == WindowCpu(0.3, 1.5, 0.5, 0.5)
 
 
 @needs_proc
-def test_own_time_counts_this_process() -> None:
+def test_a_sample_counts_this_process_as_own_and_its_busy_time_on_the_host() -> None:
     before = cpu_sample([os.getpid()])
     until = time.process_time() + 0.2
     while time.process_time() < until:
         pass
-    after = cpu_sample([os.getpid()])
+    after = cpu_sample([os.getpid()], runs=[os.getpid()])
     assert after.own_s - before.own_s >= 0.1
     assert after.host_busy_s - before.host_busy_s >= 0.1
+    assert after.runs_s >= after.own_s - 0.01  # the same process, counted in either set
