@@ -106,7 +106,9 @@ class Coordinator:
         """Per closed window of `granted`, in order: what it let others have, from "go" (after the settle) to its
         close: whether it had the host to itself."""
         self._own: tuple[set[int], set[int], set[int]] = (set(), set(), set())
-        self._at_go, self._go_at = CpuSample(0.0, 0.0, 0.0), 0.0
+        self._at_go: CpuSample | None = None
+        """The CPU counts at the holder's "go" (None until it is given: a holder gone before has no count)."""
+        self._go_at = 0.0
         self._closed = False
         self._acceptor = threading.Thread(target=self._accept, name="reportgen-windows", daemon=True)
         self._acceptor.start()
@@ -226,10 +228,10 @@ class Coordinator:
             self.policy.granted(request)
             self._holder = request
             table = process_parents()
-            names, gpus = self._stop_others(request, peer.gpu, table)
             keep = lineage(request.pid, table) | ancestors(os.getpid(), table)
+            names, gpus = self._stop_others(request, peer.gpu, table, keep)
             runs = descendants({p.pid for p in self._peers.values() if p.pid} | set(self._roots), table) - keep
-            self._own = (keep, descendants([request.pid], table), runs)
+            self._own, self._at_go = (keep, descendants([request.pid], table), runs), None
             shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
@@ -258,7 +260,11 @@ class Coordinator:
         assert self._holder is not None
         role, what, opened, _ = self.granted[-1]
         closed = time.monotonic()
-        cpu = cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
+        cpu = (
+            WindowCpu(0.0, 0.0, 0.0, 0.0)
+            if self._at_go is None
+            else cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
+        )
         self.granted[-1] = (role, what, opened, closed)
         self.foreign.append(cpu)
         names = self._paused_names
@@ -271,13 +277,13 @@ class Coordinator:
         return {name: round(closed - opened, 6) for name in sorted(names)}
 
     def _stop_others(
-        self, holder: Request, holder_gpu: str | None, table: dict[int, int]
+        self, holder: Request, holder_gpu: str | None, table: dict[int, int], keep: set[int]
     ) -> tuple[set[str], list[str | None]]:
-        """Stop every run but the holder's (a `gpu_only` holder: those that may share its GPU); the names stopped,
-        and the `CUDA_VISIBLE_DEVICES` of each (None: a root that never said)."""
+        """Stop every run but the holder's (a `gpu_only` holder: those that may share its GPU), never a process of
+        `keep` (the holder's line and the coordinator's); the names stopped, and the `CUDA_VISIBLE_DEVICES` of each
+        (None: a root that never said)."""
         if self._pauser is None:
             return set(), []
-        keep = lineage(holder.pid, table) | ancestors(os.getpid(), table)
         roots = {p.pid: p.role for p in self._peers.values() if p.pid} | self._roots
         gpus = {p.pid: p.gpu for p in self._peers.values() if p.pid}
         stop: set[int] = set()
