@@ -113,6 +113,10 @@ PAIRED_FROM = 1
 """The first timing pair compared timing by timing (a `-p`'s first timing holds its cold first call: 394-565 ms
 against 13-22 for mixnet_l's forward on an H200)."""
 
+ICC_INDEPENDENT = 0.1
+"""Below this intraclass correlation a comparison's paired differences count as independent draws (the host's
+state, the noise they share, flips every second or so; a process's own offset would raise it)."""
+
 PAIRED = " busy paired"
 """Suffix of a graph's pooled busy difference timing by timing (`GraphSide.paired_busy_pp`, every pair pooled)."""
 
@@ -332,6 +336,20 @@ def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | No
     if k < 1:
         return statistics.median(walsh), None, None
     return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
+
+
+def intraclass_correlation(groups: list[list[float]]) -> float | None:
+    """One-way ANOVA's ICC(1) of values in groups (a comparison's paired differences): the share of their variance
+    that lies between groups. None with fewer than two groups of two."""
+    groups = [g for g in groups if len(g) >= 2]
+    k, n = len(groups), sum(len(g) for g in groups)
+    if k < 2:
+        return None
+    grand = statistics.fmean(v for g in groups for v in g)
+    between = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (k - 1)
+    within = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / (n - k)
+    size = n / k
+    return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
 
 
 def pool(values: list[float | None], tolerance: float) -> Pooled:
@@ -682,9 +700,27 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         medians = [statistics.median(g.paired_busy_pp) if g.paired_busy_pp else None for g in sides]
         print(
             f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
-            f"comparisons (their medians {', '.join(_fmt(m) for m in medians)}); HL {_fmt(paired.estimate, 2)} "
-            f"{interval}, {paired.verdict} ±{paired.tolerance:g} pp; mean {_fmt(paired.mean, 2)}"
+            f"comparisons; HL {_fmt(paired.estimate, 2)} {interval}, {paired.verdict} ±{paired.tolerance:g} pp; "
+            f"mean {_fmt(paired.mean, 2)}"
         )
+        # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
+        by_process = pool(list(medians), paired.tolerance)
+        low, high = by_process.low, by_process.high
+        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
+        icc = intraclass_correlation([g.paired_busy_pp for g in sides if g.paired_busy_pp])
+        print(
+            f"  the same, one median per comparison ({', '.join(_fmt(m) for m in medians)}): HL "
+            f"{_fmt(by_process.estimate, 2)} {interval}, {by_process.verdict}; intraclass correlation of the pairs "
+            f"{_fmt(icc, 3)} ({_icc_reading(icc)})"
+        )
+
+
+def _icc_reading(icc: float | None) -> str:
+    if icc is None:
+        return "too few comparisons to tell whether a comparison's pairs move together"
+    if icc < ICC_INDEPENDENT:
+        return "a comparison's pairs do not move together: pooling every pair is fair"
+    return "a comparison's pairs move together: trust the line of medians, not the pooled pairs"
 
 
 def _costs(sitting: Sitting) -> None:
