@@ -21,7 +21,8 @@ from reportgen.run.window_host import Coordinator
 
 ROOT = Path(__file__).resolve().parents[2]
 
-HOLD_S = 0.6
+HOLD_S = 1.5
+"""Long enough that a busy loop gets 0.1 s of CPU in a window even on 2 CPUs shared by ten runnable processes."""
 
 HOLDER = textwrap.dedent(
     """
@@ -67,11 +68,11 @@ def test_a_paused_run_uses_nothing_in_the_window() -> None:
 @needs_proc
 def test_a_run_left_going_is_counted_as_a_runs_and_an_unknown_process_as_the_hosts() -> None:
     going = _one_window(register=True, pause=False)
-    assert going.runs_s >= 0.25 * HOLD_S  # a loop sharing 2 CPUs with at most two others: a third of one at least
+    assert going.runs_s >= 0.1
     assert going.others_s >= going.runs_s - 0.05  # the runs are part of the host's others
     unknown = _one_window(register=False)
     assert unknown.runs_s == 0.0
-    assert unknown.others_s >= 0.25 * HOLD_S
+    assert unknown.others_s >= 0.1
 
 
 def test_a_window_s_counts_never_go_negative() -> None:
