@@ -41,6 +41,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from reportgen.bundle import Bundle, iter_bundles, load_bundle
+from reportgen.escape import one_line
 from reportgen.matrix import ISOLATIONS
 
 __all__: list[str] = []
@@ -100,7 +101,7 @@ def _isolation(bundle: Bundle) -> str:
     if iso is None:
         return "not recorded"
     others = ", ".join(f"{c.name} ({'+'.join(c.phases)})" for c in iso.concurrent) or "none"
-    return (
+    return one_line(  # names and notes come from bundles: one terminal line, control characters shown
         f"devices={iso.devices} cpus={iso.cpus or 'any'} compile_threads={iso.compile_threads} "
         f"timing_lock={iso.timing_lock} lock_wait={iso.lock_wait_s:.1f}s measured={_num(iso.measured_s, '.1f')}s "
         f"alone={iso.measured_alone} others={others} windows={iso.windows} in {iso.window_s:.1f}s "

@@ -64,6 +64,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from reportgen.bundle import MANIFEST_FILE, SEED_BUCKETS, load_bundle
+from reportgen.escape import one_line
 from reportgen.formats import parse_seed_output
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
@@ -227,9 +228,9 @@ class GraphSide:
         pair took turns, on one CPU when the windows are pinned; the `-p`'s first timing holds its cold first
         call). Each side divides its own device time per call (busy x wall) by that timing."""
         ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
-        if self.busy_percent is None or self.seed_busy_percent is None or not self.unprofiled_wall_ms:
+        if self.busy_percent is None or self.seed_busy_percent is None:
             return []
-        if not self.seed_wall_ms:
+        if not self.unprofiled_wall_ms or not self.seed_wall_ms:
             return []
         device = self.busy_percent * self.unprofiled_wall_ms  # device ms per call x 100
         seed_device = self.seed_busy_percent * self.seed_wall_ms
@@ -574,7 +575,7 @@ def paired_busy_differences(sitting: Sitting) -> dict[int, list[float]]:
 
 def _graph_name(sitting: Sitting, number: int) -> str:
     labels = [g.label for run in sitting.runs for g in run.graphs if g.graph == number and g.label]
-    return labels[0] if labels else f"graph {number}"
+    return one_line(labels[0]) if labels else f"graph {number}"  # (a bundle's text, bound for a terminal)
 
 
 def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -> None:
@@ -599,13 +600,19 @@ def undecided(sitting: Sitting) -> list[str]:
     timing where the pairs were kept, else comparison by comparison)."""
 
     def judged(key: str) -> bool:
-        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and key + " paired" not in pooled)
+        paired = key.removesuffix(" busy") + PAIRED
+        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and paired not in pooled)
 
     pooled = sitting.pooled
     return [key for key, p in pooled.items() if p.verdict in ("undecided", "too few") and judged(key)]
 
 
 # --- output --------------------------------------------------------------------------------------------------------
+
+
+def interval_text(p: Pooled) -> str:
+    """A pooled figure's 95 % interval as "[low, high]" (— when there is none)."""
+    return "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -616,7 +623,7 @@ def _pooled_rows(sitting: Sitting, keys: list[tuple[str, str]], unit: str) -> li
     rows = []
     for key, name in keys:
         p = sitting.pooled[key]
-        interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
+        interval = interval_text(p)
         mean = (
             "—"
             if p.mean_low is None or p.mean_high is None
@@ -645,7 +652,7 @@ def _process_rows(sitting: Sitting) -> list[list[object]]:
 
 def report(sitting: Sitting) -> None:
     """Print the processes, the pooled tables and round 1's costs."""
-    print(f"\n{sitting.bundle} on {sitting.device}: every process, in order")
+    print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
     headers = ["process", "eager ms", "compiled ms", "speedup", "host probe ms (median)", "wall s"]
     print(tabulate(_process_rows(sitting), headers=headers, floatfmt=".3f", missingval="—"))
     drift = ", ".join(f"{k} {v:.1f} %" for k, v in sitting.bare_drift_percent.items())
@@ -690,27 +697,23 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         if not any(v is not None for v in values):
             continue
         p = pool(values, TOLERANCE_PCT)
-        interval = "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
+        interval = interval_text(p)
         print(
             f"wall per call, {name} - 1, %: {', '.join(_fmt(v, 2) for v in values)}; HL {_fmt(p.estimate, 2)} {interval}"
         )
     if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
-        low, high = paired.low, paired.high
-        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
         medians = [statistics.median(g.paired_busy_pp) if g.paired_busy_pp else None for g in sides]
         print(
             f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
-            f"comparisons; HL {_fmt(paired.estimate, 2)} {interval}, {paired.verdict} ±{paired.tolerance:g} pp; "
+            f"comparisons; HL {_fmt(paired.estimate, 2)} {interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} pp; "
             f"mean {_fmt(paired.mean, 2)}"
         )
         # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
         by_process = pool(list(medians), paired.tolerance)
-        low, high = by_process.low, by_process.high
-        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
         icc = intraclass_correlation([g.paired_busy_pp for g in sides if g.paired_busy_pp])
         print(
             f"  the same, one median per comparison ({', '.join(_fmt(m) for m in medians)}): HL "
-            f"{_fmt(by_process.estimate, 2)} {interval}, {by_process.verdict}; intraclass correlation of the pairs "
+            f"{_fmt(by_process.estimate, 2)} {interval_text(by_process)}, {by_process.verdict}; intraclass correlation of the pairs "
             f"{_fmt(icc, 3)} ({_icc_reading(icc)})"
         )
 

@@ -82,14 +82,14 @@ class _Flipping(Turns):
 
 
 def _client(coordinator: Coordinator, role: str, windows: int, counts: list[str]) -> subprocess.Popen[str]:
-    env = repo_env(**{window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: role})
+    env = repo_env(None, **{window.SOCKET_VARIABLE: coordinator.path, window.ROLE_VARIABLE: role})
     command = [sys.executable, "-c", CLIENT, "-", str(windows), *counts]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
 
 
 def measure(cpu: int, pairs: int, block: int, counts: list[str]) -> dict[str, list[float]]:
     """|a / b - 1| in % of each pair of windows, by way (one CPU, unpinned)."""
-    ways = {f"one CPU ({cpu})": [], "unpinned": []}
+    ways: dict[str, list[float]] = {f"one CPU ({cpu})": [], "unpinned": []}
     policy = _Flipping(cpu, block)
     with Coordinator(policy, pause=False, settle_s=0.0) as coordinator:
         policy.coordinator = coordinator

@@ -63,7 +63,7 @@ from pathlib import Path
 
 from fresh_process import repo_env
 from tabulate import tabulate
-from timing_fidelity import Deadline, Pooled, pool, recipe_with_steps
+from timing_fidelity import Deadline, Pooled, interval_text, pool, recipe_with_steps
 
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
@@ -224,8 +224,7 @@ def _report(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float)
     """Print the pooled table; whether every figure is decided (inside or outside its tolerance)."""
     rows, decided = [], True
     for name, pooled in _verdicts(pairs, tolerance_pct, probe_tolerance_pct):
-        low, high = pooled.low, pooled.high
-        interval = "—" if low is None or high is None else f"[{low:+.2f}, {high:+.2f}]"
+        interval = interval_text(pooled)
         count = sum(v is not None for v in pooled.values)
         estimate = "—" if pooled.estimate is None else f"{pooled.estimate:+.2f}"
         rows.append([name, count, estimate, interval, f"±{pooled.tolerance:g}", pooled.verdict])

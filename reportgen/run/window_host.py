@@ -33,7 +33,6 @@ from reportgen.run.pause import (
     ancestors,
     cpu_sample,
     descendants,
-    lineage,
     process_parents,
 )
 from reportgen.run.window_policy import Fifo, Grouped, Policy, Request, Turns
@@ -106,9 +105,9 @@ class Coordinator:
         """Per closed window of `granted`, in order: what it let others have, from "go" (after the settle) to its
         close: whether it had the host to itself."""
         self._own: tuple[set[int], set[int], set[int]] = (set(), set(), set())
-        self._at_go: CpuSample | None = None
-        """The CPU counts at the holder's "go" (None until it is given: a holder gone before has no count)."""
-        self._go_at = 0.0
+        self._at_go, self._go_at = CpuSample(0.0, 0.0, 0.0), 0.0
+        """The CPU counts and the moment of the holder's "go" (its leave or death is served by the same thread, so
+        a window never closes before them)."""
         self._closed = False
         self._acceptor = threading.Thread(target=self._accept, name="reportgen-windows", daemon=True)
         self._acceptor.start()
@@ -228,10 +227,11 @@ class Coordinator:
             self.policy.granted(request)
             self._holder = request
             table = process_parents()
-            keep = lineage(request.pid, table) | ancestors(os.getpid(), table)
+            below = descendants([request.pid], table)
+            keep = ancestors(request.pid, table) | below | ancestors(os.getpid(), table)
             names, gpus = self._stop_others(request, peer.gpu, table, keep)
             runs = descendants({p.pid for p in self._peers.values() if p.pid} | set(self._roots), table) - keep
-            self._own, self._at_go = (keep, descendants([request.pid], table), runs), None
+            self._own = (keep, below, runs)
             shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
@@ -260,11 +260,7 @@ class Coordinator:
         assert self._holder is not None
         role, what, opened, _ = self.granted[-1]
         closed = time.monotonic()
-        cpu = (
-            WindowCpu(0.0, 0.0, 0.0, 0.0)
-            if self._at_go is None
-            else cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
-        )
+        cpu = cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
         self.granted[-1] = (role, what, opened, closed)
         self.foreign.append(cpu)
         names = self._paused_names
