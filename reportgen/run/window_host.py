@@ -113,6 +113,7 @@ class Coordinator:
         self._acceptor.start()
 
     def _log(self, message: str) -> None:
+        """One line of the log (the condition held: `close` drops the file under it)."""
         if self._log_file is not None:
             self._log_file.write(f"{time.monotonic() - self._t0:9.3f} {message}\n")
             self._log_file.flush()
@@ -146,8 +147,10 @@ class Coordinator:
             self._server.close()
         if self._pauser is not None:
             self._pauser.close()
-        if self._log_file is not None:
-            self._log_file.close()
+        with self._cond:  # a connection's thread may still say "bye" (it logs under the condition)
+            log, self._log_file = self._log_file, None
+        if log is not None:
+            log.close()
         with contextlib.suppress(OSError):
             Path(self.path).unlink()
             self.dir.rmdir()

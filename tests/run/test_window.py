@@ -488,3 +488,29 @@ def test_a_gpu_that_never_drains_opens_the_window_at_the_limit_and_says_so(monke
 def test_a_process_without_a_cuda_context_has_nothing_to_drain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "torch", raising=False)
     assert window.drain_gpu() == 0.0
+
+
+def test_a_connection_that_ends_after_close_logs_nothing_and_raises_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process whose connection outlives the coordinator says "bye" after `close` dropped the log (2xH200,
+    2026-11-28: every window_truth round ended with "ValueError: I/O operation on closed file" in that thread)."""
+    import json
+    import socket
+    import threading
+
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    log = tmp_path / "windows.log"
+    coordinator = Coordinator(Fifo(), log_path=log)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(coordinator.path)
+    client.sendall((json.dumps({"hello": {"pid": os.getpid(), "role": "late"}}) + "\n").encode())
+    assert _wait_for(lambda: "hello" in log.read_text())
+    serving = [t for t in threading.enumerate() if t.name != "MainThread" and t.daemon and t.is_alive()]
+    coordinator.close()
+    client.close()  # its thread now ends, after the close
+    for thread in serving:
+        thread.join(timeout=5)
+    assert raised == []
+    assert "bye" not in log.read_text()
