@@ -23,7 +23,7 @@ mkdir -p "$W"
 step() { echo "[$(date -u +%H:%M:%S)] $*"; }
 fidelity() {  # recipe name, steps, max comparisons, extra arguments
   python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" \
-    --rounds "${FID_ROUNDS:-2}" --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
+    --rounds "${FID_ROUNDS:-2}" --seeds "${FID_SEEDS:-3}" --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
     --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.15}" ${CONTINUE:+--continue-from "$CONTINUE"} \
     ${STOP_AFTER_S:+--stop-after-s "$STOP_AFTER_S"} "${@:4}"
 }

@@ -2,7 +2,7 @@
 
     python benchmarks/timing_fidelity.py RECIPE [--variant NAME] [--rounds 5] [--groups K] [--steps N]
         [--until-decided MAX] [--tolerance-pct 3] [--tolerance-pp 3] [--work DIR] [--json OUT] [--warm-up-only]
-        [--max-host-probe-ms MS] [--continue-from JSON] [--window-cpu K]
+        [--max-host-probe-ms MS] [--continue-from JSON] [--window-cpu K] [--seeds N]
     python benchmarks/timing_fidelity.py --report JSON... [--json OUT] (earlier sittings pooled; runs nothing)
 
 A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.9 ms, then 2.6 ms 0.3 s later),
@@ -35,7 +35,10 @@ bursts make them heavy-tailed; at least 6 comparisons), judged against the toler
 interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the mean with a Student-t interval
 is printed beside it. A graph's busy is judged timing by timing (`GraphSide.paired_busy_pp`: the `-p`'s k-th
 timing and reportgen's first round's k-th took turns, so their difference cancels the host's state; every pair of
-every comparison pooled). `--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
+every comparison pooled). `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
+`seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
+for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison).
+`--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
 busy is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
@@ -192,6 +195,22 @@ class Bare:
 
 
 @dataclass
+class Seed:
+    """One more fresh `-p` of a graph (`--seeds N`): its timings took turns with reportgen's round `round`'s."""
+
+    round: int
+    wall_s: float | None = None
+    exit_code: int | None = None
+    busy_percent: float | None = None
+    wall_ms: float | None = None
+    reps_ms: list[float] = field(default_factory=list)
+
+    def device_pp(self) -> float | None:
+        """Device time per call x 100 (busy % x wall ms), or None when it measured nothing."""
+        return self.busy_percent * self.wall_ms if self.busy_percent is not None and self.wall_ms else None
+
+
+@dataclass
 class GraphSide:
     """One compiled graph as a bundle reports it (`-p` definition) and as a fresh `-p` that round measured it."""
 
@@ -213,6 +232,8 @@ class GraphSide:
     seed_wall_ms: float | None = None
     seed_reps_ms: list[float] = field(default_factory=list)
     """The `-p`'s `repeat` timings, ms per call (its `seed_wall_ms` is their torch.median)."""
+    more_seeds: list[Seed] = field(default_factory=list)
+    """`--seeds N`: the graph's other `-p` processes, one per later round of reportgen's (round 1, 2, ...)."""
 
     @property
     def paired_reps_percent(self) -> float | None:
@@ -224,18 +245,22 @@ class GraphSide:
 
     @property
     def paired_busy_pp(self) -> list[float]:
-        """Busy % from reportgen's first-round k-th timing minus busy % from the `-p`'s k-th, for k >= 1 (each
-        pair took turns, on one CPU when the windows are pinned; the `-p`'s first timing holds its cold first
-        call). Each side divides its own device time per call (busy x wall) by that timing."""
-        ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
-        if self.busy_percent is None or self.seed_busy_percent is None:
-            return []
-        if not self.unprofiled_wall_ms or not self.seed_wall_ms:
+        """Busy % from reportgen's round-r k-th timing minus busy % from its `-p`'s k-th, for k >= 1 (the `-p`,
+        round 0; `more_seeds`, their rounds: each pair took turns, on one CPU when the windows are pinned; a
+        `-p`'s first timing holds its cold first call). Each side divides its own device time per call (busy x
+        wall) by that timing."""
+        if self.busy_percent is None or not self.unprofiled_wall_ms:
             return []
         device = self.busy_percent * self.unprofiled_wall_ms  # device ms per call x 100
-        seed_device = self.seed_busy_percent * self.seed_wall_ms
-        pairs = list(zip(ours, self.seed_reps_ms, strict=False))[PAIRED_FROM:]
-        return [device / a - seed_device / b for a, b in pairs if a > 0 and b > 0]
+        first = Seed(0, busy_percent=self.seed_busy_percent, wall_ms=self.seed_wall_ms, reps_ms=self.seed_reps_ms)
+        out: list[float] = []
+        for seed in [first, *self.more_seeds]:
+            seed_device = seed.device_pp()
+            if seed_device is None or seed.round >= len(self.unprofiled_reps_ms):
+                continue
+            pairs = list(zip(self.unprofiled_reps_ms[seed.round], seed.reps_ms, strict=False))[PAIRED_FROM:]
+            out += [device / a - seed_device / b for a, b in pairs if a > 0 and b > 0]
+        return out
 
 
 @dataclass
@@ -436,16 +461,27 @@ def _bundle_dir(plan: Plan, results: Path) -> Path:
     return results / recipe.bundle_name(select_variant(recipe, plan.variant, plan.recipe))
 
 
-def _seed_result(side: GraphSide, code: int, output: str, wall_s: float) -> None:
-    side.seed_wall_s, side.seed_exit_code = wall_s, code
+def _seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: float) -> None:
+    """A `-p`'s output into `side`: its own fields for round 0's, a `Seed` of `more_seeds` for a later round's."""
+    seed = Seed(round_, wall_s=wall_s, exit_code=code)
     for line in output.splitlines():
         if line.startswith(SEED_REPS_PREFIX):
-            side.seed_reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
+            seed.reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
     profiles = parse_seed_output(output)
     if profiles:
-        side.seed_busy_percent = profiles[-1].busy_percent
+        seed.busy_percent, seed.wall_ms = profiles[-1].busy_percent, profiles[-1].wall_ms
+    if round_ > 0:
+        side.more_seeds.append(seed)
+        return
+    side.seed_wall_s, side.seed_exit_code, side.seed_reps_ms = wall_s, code, seed.reps_ms
+    side.seed_busy_percent, side.seed_wall_ms = seed.busy_percent, seed.wall_ms
+    if profiles:
         side.seed_categories_percent = dict(profiles[-1].categories_percent)
-        side.seed_wall_ms = profiles[-1].wall_ms
+
+
+def seed_role(round_: int) -> str:
+    """The role of the `-p` paired with reportgen's round `round_` (a role of its own: its pairs retire with it)."""
+    return "seed" if round_ == 0 else f"seed#{round_}"
 
 
 def seed_process(wrapper: Path, graph: int) -> None:
@@ -798,6 +834,8 @@ class Plan:
     window_cpu: int | None = None
     """Every window's thread runs on this CPU (`Coordinator(cpu=...)`): a pair's two sides see the same vCPU."""
     groups: int = 1
+    seeds: int = 1
+    """Fresh `-p` processes per graph and comparison, each paired with one of reportgen's timing rounds."""
     steps: int | None = None
     max_host_probe_ms: float | None = None
     continue_from: Path | None = None
@@ -816,7 +854,10 @@ def continue_from(sitting: Sitting, path: Path) -> None:
         sitting.bares.append(Bare(**bare))
     for run in data["runs"]:
         run.pop("speedup", None)
-        graphs = [GraphSide(**g) for g in run.pop("graphs")]
+        graphs = [
+            GraphSide(**{**g, "more_seeds": [Seed(**seed) for seed in g.get("more_seeds", [])]})
+            for g in run.pop("graphs")
+        ]
         sitting.runs.append(Run(**run, graphs=graphs))
     this = {"path": str(path), "device": data["device"], "comparisons": len(data["runs"])}
     sitting.continued_from += [*data.get("continued_from", []), this]
@@ -853,16 +894,25 @@ def _slow_host(plan: Plan, bare: Bare) -> float | None:
     )
 
 
-def _group_policy(warm: Run, swapped: bool) -> Turns:
+def seeds_per_graph(warm: Run, asked: int) -> int:
+    """`--seeds`, at most one per timing round of reportgen's (the warm-up's bundle tells how many it makes)."""
+    rounds = min((len(g.unprofiled_reps_ms) for g in warm.graphs), default=0)
+    return max(1, min(asked, rounds))
+
+
+def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
     """One comparison's turns: step pairs alternate bare/reportgen; each of a graph's `-p` timings goes back to back
-    with the timing of the same number in reportgen's first round, and its profile with reportgen's profile."""
+    with the timing of the same number in reportgen's round of that `-p` (`seed_role`), and the first `-p`'s
+    profile with reportgen's profile."""
     pairs: list[tuple[Window, Window]] = []
     for g in warm.graphs:
-        # each of the `-p`'s timings with reportgen's first round's timing of the same number (both harnesses
+        # each of the `-p`'s timings with reportgen's round's timing of the same number (both harnesses
         # time `repeat` x `times` calls; a bundle from before the per-timing windows had one window a round)
         repeat = len(g.unprofiled_reps_ms[0]) if g.unprofiled_reps_ms else 0
         for k in range(repeat):
-            pairs.append((("seed", f"seed {g.graph} timing {k}"), ("reportgen", f"graph {g.graph} timing {k}")))
+            for round_ in range(seeds):  # the rounds' k-th timings come in order: so do their pairs
+                seed = (seed_role(round_), f"seed {g.graph} timing {k}")
+                pairs.append((seed, ("reportgen", f"graph {g.graph} timing {k}")))
         if not repeat:
             pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
         pairs.append((("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")))
@@ -899,14 +949,16 @@ def _start_group(
     for side in [] if plan.aa else warm.graphs:
         assert side.seed_module is not None
         command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
-        started.append(
-            _start(
-                f"seed {side.graph}",
-                [*command, str(side.graph)],
-                role("seed", env),
-                logs / f"seed-{number}-{side.graph}.log",
+        for round_ in range(seeds_per_graph(warm, plan.seeds)):
+            suffix = f"#{round_}" if round_ else ""
+            started.append(
+                _start(
+                    f"seed {side.graph}{suffix}",
+                    [*command, str(side.graph)],
+                    role(seed_role(round_), env),
+                    logs / f"seed-{number}-{side.graph}{suffix}.log",
+                )
             )
-        )
     for child in started:
         coordinator.register(child.proc.pid, f"{child.what}@{group}")
     return started
@@ -917,7 +969,8 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     measurement in a window of its own (the others paused), each comparison's windows in turns."""
     first = len(sitting.runs) + len(sitting.excluded) + 1
     numbers = list(range(first, first + plan.groups))
-    groups = {str(n): _group_policy(warm, swapped=n % 2 == 0) for n in numbers}
+    seeds = 0 if plan.aa else seeds_per_graph(warm, plan.seeds)
+    groups = {str(n): _group_policy(warm, swapped=n % 2 == 0, seeds=seeds) for n in numbers}
     log = plan.work / "logs" / f"windows-{first}.log"
     with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
         started = {n: _start_group(plan, coordinator, str(n), n, warm, env) for n in numbers}
@@ -958,8 +1011,9 @@ def _collect(
     found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
     bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
-        if (seed := finished.get(f"seed {side.graph}")) is not None:
-            _seed_result(side, *seed)
+        for round_ in range(seeds_per_graph(run, plan.seeds)):
+            if (seed := finished.get(f"seed {side.graph}{f'#{round_}' if round_ else ''}")) is not None:
+                _seed_result(side, round_, *seed)
     sitting.device = sitting.device or bare.device
     if (probe := _slow_host(plan, bare)) is not None:
         sitting.excluded.append({"comparison": number, "bare_host_probe_ms": probe, "run": asdict(run)})
@@ -1127,6 +1181,13 @@ def main() -> int:
         help="every process's windows run on CPU K (default: the last one this process may use; -1: not pinned)",
     )
     parser.add_argument("--groups", type=int, default=1, help="comparisons started together in a round (default 1)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="fresh -p processes per graph, each paired timing by timing with one of reportgen's timing rounds "
+        "(default 1; at most its rounds, 3)",
+    )
     parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
     parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
     parser.add_argument(
@@ -1162,8 +1223,8 @@ def main() -> int:
         return 0
     if args.recipe is None:
         parser.error("a recipe is needed (or --report JSON...)")
-    if args.groups < 1:
-        parser.error("--groups must be at least 1")
+    if args.groups < 1 or args.seeds < 1:
+        parser.error("--groups and --seeds must be at least 1")
     if args.rounds * args.groups < MIN_ROUNDS and not args.warm_up_only:
         parser.error(f"--rounds x --groups must be at least {MIN_ROUNDS} (an interval needs two differences)")
     if args.until_decided is not None and args.until_decided < args.rounds * args.groups:
@@ -1206,6 +1267,7 @@ def _sitting(args: argparse.Namespace, recipe: Path, work: Path) -> int:
         aa=args.aa,
         window_cpu=_window_cpu(args.window_cpu),
         groups=args.groups,
+        seeds=args.seeds,
         steps=args.steps,
         max_host_probe_ms=args.max_host_probe_ms,
         continue_from=args.continue_from.resolve() if args.continue_from else None,

@@ -33,6 +33,11 @@ other than the measured run's used while its quiet and its busy step windows wer
 hypervisor stole (`Coordinator.foreign`, /proc ticks): a busy window that owns the host reads as a quiet one.
 `--settle-s S` makes busy windows wait S after the pause too (a matrix waits 0: its runs' GPUs differ).
 
+Fourth sitting (2×H200, 2026-11-28, rounds of 30-80 s; docs/matrix.md's table, pairs in benchmarks/sittings/):
+transformer, 120 pairs: probe +3.46 % [−0.38, +9.69], eager +0.97 % [−1.03, +3.08], compiled +2.47 % [+0.37,
++4.75], all inside; resnet50 beside transformer and quickstart, 60 pairs: probe +17.69 % [+4.58, +32.99] with no
+more of others' CPU in its busy windows than in its quiet ones, eager inside, compiled +2.31 % [−0.92, +5.54].
+
 Third sitting (2×H200, 2026-11-28, `--gpus 0,1`, `--steps 40`, `--quiet-s 1`; rounds still waited for the company):
 transformer beside resnet50 and quickstart, 3 rounds, 60 pairs: probe +10.02 % [+1.79, +22.40] (medians 1.142 ms
 quiet, 1.416 busy; busy above quiet in 39 of 60), eager block +0.19 % [−2.97, +3.55], compiled block +3.31 %
@@ -244,6 +249,7 @@ def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair], usage:
         "variant": args.variant,
         "company": args.company,
         "quiet_s": args.quiet_s,
+        "settle_s": args.settle_s,
         "pairs": [asdict(p) for p in pairs],
         "windows": [asdict(u) for u in usage],
     }
@@ -252,14 +258,25 @@ def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair], usage:
     tmp.replace(path)
 
 
-def _continued(path: Path, recipe: str) -> list[Pair]:
-    """An earlier sitting's pairs (`--json`), for the same recipe, to pool with; rounds numbered negative."""
+def _continued(path: Path, args: argparse.Namespace) -> tuple[list[Pair], list[Usage]]:
+    """An earlier sitting's pairs and windows (`--json`), of the same recipe and waits, to pool with; their rounds
+    numbered from 0 down (a sitting's file before `settle_s` was kept waited 0)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    if data.get("recipe") != Path(recipe).name:
-        raise SystemExit(f"{path}: pairs of {data.get('recipe')!r}, not of {Path(recipe).name!r}")
+    if data.get("recipe") != Path(args.recipe).name:
+        raise SystemExit(f"{path}: pairs of {data.get('recipe')!r}, not of {Path(args.recipe).name!r}")
+    waits = (data.get("quiet_s"), data.get("settle_s", 0.0))
+    if waits != (args.quiet_s, args.settle_s):
+        raise SystemExit(
+            f"{path}: windows that waited {waits[0]} s (quiet) and {waits[1]} s (busy), not --quiet-s {args.quiet_s} "
+            f"and --settle-s {args.settle_s}: pool sittings of the same waits only"
+        )
     pairs = [Pair(**p) for p in data["pairs"]]
+    usage = [Usage(**u) for u in data.get("windows", [])]
     last = max((p.round for p in pairs), default=0)
-    return [Pair(p.round - last, p.figure, p.quiet, p.busy) for p in pairs]
+    return (
+        [Pair(p.round - last, p.figure, p.quiet, p.busy) for p in pairs],
+        [Usage(**{**asdict(u), "round": u.round - last}) for u in usage],
+    )
 
 
 def main() -> None:
@@ -284,8 +301,7 @@ def main() -> None:
     args = parser.parse_args()
     args.work = args.work or Path(tempfile.mkdtemp(prefix="window-truth-"))
     print(f"results under {args.work}", flush=True)
-    pairs = _continued(args.continue_from, args.recipe) if args.continue_from else []
-    usage: list[Usage] = []
+    pairs, usage = _continued(args.continue_from, args) if args.continue_from else ([], [])
     if pairs:
         print(f"{len(pairs) // len(FIGURES)} pairs from {args.continue_from}", flush=True)
         _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)

@@ -66,7 +66,10 @@ class Turns(Policy):
     Windows named in `alternate` (e.g. `steps`) go strictly in turn between the two `roles` (bare,
     reportgen, bare, …), starting once both are waiting. Each pair in `pairs` (``(("reportgen", "graph 0
     profile"), ("seed", "seed 0"))``) is granted back to back once both are waiting, its first member first
-    (`swap()` makes the second go first), once: a later window of the same name is first come, first served.
+    (`swap()` makes the second go first), once: a later window of the same name is first come, first served,
+    unless a later pair names it too. A window named in several pairs takes them in their order (a graph's timing
+    in each of reportgen's rounds with a `-p` of its own: `("seed#1", …)`), whoever asks first; a pair whose other
+    role has retired is skipped.
     A retired role's partner goes on alone; every other window is first come, first served. A window whose
     partner has not come within `partner_wait_s` goes alone, and its pair is dropped: nothing waits for the
     partner then (it may have earlier windows of its own to take first: holding the host for it would deadlock).
@@ -86,6 +89,7 @@ class Turns(Policy):
         self.pairs: list[tuple[Window, Window]] = list(pairs)
         self.retired: set[str] = set()
         self.owed: Window | None = None  # the partner of the pair member just granted: it goes next
+        self.owed_pair: tuple[Window, Window] | None = None  # … and their pair, dropped once it has gone
 
     def swap(self) -> None:
         """Pairs' second members go first from now on (alternate rounds: a linear drift cancels)."""
@@ -97,15 +101,20 @@ class Turns(Policy):
     def holding(self) -> bool:
         return self.owed is not None and self.owed[0] not in self.retired
 
-    def _pair(self, request: Request) -> tuple[bool, Window] | None:
-        """(whether `request` is its pair's first member, its partner), or None when it is in no pair."""
-        key = (request.role, request.what)
-        for a, b in self.pairs:
-            if key == a:
-                return True, b
-            if key == b:
-                return False, a
+    def _first_pair(self, window: Window) -> tuple[Window, Window] | None:
+        """The first pair that names `window` and whose other member's role has not retired."""
+        for pair in self.pairs:
+            if window in pair and (pair[1] if pair[0] == window else pair[0])[0] not in self.retired:
+                return pair
         return None
+
+    def _pair(self, request: Request) -> tuple[bool, Window] | None:
+        """(whether `request` is its pair's first member, its partner), or None when it is in no live pair."""
+        pair = self._first_pair((request.role, request.what))
+        if pair is None:
+            return None
+        first = pair[0] == (request.role, request.what)
+        return first, pair[1] if first else pair[0]
 
     def choose(self, waiting: list[Request]) -> Request | None:
         def find(window: Window) -> Request | None:
@@ -132,9 +141,12 @@ class Turns(Policy):
             if pair is None:
                 return request
             first, partner_window = pair
-            if partner_window[0] in self.retired:
-                return request
-            if first and find(partner_window) is not None:
+            # a first member goes when its partner waits and takes this pair next (not an earlier one of its own)
+            if (
+                first
+                and find(partner_window) is not None
+                and self._first_pair(partner_window) == self._first_pair((request.role, request.what))
+            ):
                 return request
         return None
 
@@ -143,19 +155,22 @@ class Turns(Policy):
 
     def granted(self, request: Request) -> None:
         key = (request.role, request.what)
-        completes = self.owed is not None and key == self.owed
-        self.owed = None
+        if self.owed is not None and key == self.owed:  # the pair is complete: never paired again
+            self.pairs.remove(self.owed_pair)  # type: ignore[arg-type]
+            self.owed = self.owed_pair = None
+            return
+        self.owed = self.owed_pair = None
         if request.what in self.alternate and request.role in self.roles:
             self.next_role = self.roles[1] if request.role == self.roles[0] else self.roles[0]
             return
-        pair = self._pair(request)
+        pair = self._first_pair(key)
         if pair is None:
             return
-        first, partner = pair
-        if completes or not first or self._late(request) or partner[0] in self.retired:
-            self.pairs = [p for p in self.pairs if key not in p]  # complete, or gone alone: never paired again
+        first = pair[0] == key
+        if not first or self._late(request):
+            self.pairs.remove(pair)  # gone alone: its pair is dropped
         else:
-            self.owed = partner
+            self.owed, self.owed_pair = pair[1], pair
 
 
 class Grouped(Policy):

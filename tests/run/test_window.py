@@ -189,6 +189,43 @@ def test_pairs_of_each_timing_take_strict_turns_and_later_rounds_go_as_they_come
     assert policy.choose([again]) is again
 
 
+def test_a_window_in_several_pairs_takes_them_in_order_whoever_asks_first() -> None:
+    """Reportgen's rounds each time a graph's k-th timing under the same name; each round's pairs with a `-p` of its
+    own (roles `seed`, `seed#1`): the second `-p` waits for the second round's, even when it asks first."""
+    rg_k = ("reportgen", "graph 0 timing 0")
+    pairs = [(("seed", "seed 0 timing 0"), rg_k), (("seed#1", "seed 0 timing 0"), rg_k)]
+    policy = Turns(("bare", "reportgen"), pairs=pairs)
+    second, first = _request("seed#1", "seed 0 timing 0", 1), _request("seed", "seed 0 timing 0", 2)
+    round0 = _request(*rg_k, 3)
+    assert policy.choose([second, round0]) is None  # round 0 pairs with the first -p, which has not asked yet
+    assert policy.choose([second, round0, first]) is first
+    policy.granted(first)
+    assert policy.choose([second, round0]) is round0  # the pair goes back to back
+    policy.granted(round0)
+    round1 = _request(*rg_k, 4)
+    assert policy.choose([round1, second]) is second  # round 1's timing now pairs with the second -p
+    policy.granted(second)
+    assert policy.choose([round1]) is round1
+    policy.granted(round1)
+    assert policy.pairs == [] and not policy.holding()
+    round2 = _request(*rg_k, 5)
+    assert policy.choose([round2]) is round2  # no pair left for a third round: first come, first served
+
+
+def test_a_retired_role_s_pairs_are_skipped_and_the_next_pair_of_the_window_serves() -> None:
+    rg_k = ("reportgen", "graph 0 timing 0")
+    pairs = [(("seed", "seed 0 timing 0"), rg_k), (("seed#1", "seed 0 timing 0"), rg_k)]
+    policy = Turns(("bare", "reportgen"), pairs=pairs)
+    second, round0 = _request("seed#1", "seed 0 timing 0", 1), _request(*rg_k, 2)
+    assert policy.choose([second, round0]) is None
+    policy.retire("seed")  # the first -p died before its timing
+    assert policy.choose([round0, second]) is second
+    policy.granted(second)
+    assert policy.choose([round0]) is round0
+    policy.granted(round0)
+    assert not policy.holding() and policy.pairs == [(("seed", "seed 0 timing 0"), rg_k)]
+
+
 def test_a_window_whose_partner_is_late_goes_alone() -> None:
     policy = Turns(("bare", "reportgen"), pairs=[(("seed", "seed 0"), ("reportgen", "graph 0 profile"))])
     policy.partner_wait_s = 0.0
