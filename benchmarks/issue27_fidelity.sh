@@ -15,6 +15,8 @@
 # A round's comparisons end together, and a cut-off round gives nothing: 6 mixnet_l comparisons at once on a host
 # whose probe read 1.52 ms had not ended 20 min after the warm-up (2xH200, 2026-11-27). Size rounds to the lease
 # (FID_GROUPS=3) and set STOP_AFTER_S (no round starts after it; the warm-up counts) to the time left minus a round.
+# FID_SEEDS (default 3): fresh -p processes per graph and comparison, each paired with one of reportgen's timing
+# rounds (`--seeds`): 27 timing pairs per graph a comparison instead of 9, for a few seconds of windows each.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}

@@ -484,6 +484,11 @@ def seed_role(round_: int) -> str:
     return "seed" if round_ == 0 else f"seed#{round_}"
 
 
+def seed_process_name(graph: int, round_: int) -> str:
+    """What a round's `-p` of `graph` is called among a comparison's processes (`_Started.what`, its log)."""
+    return f"seed {graph}" if round_ == 0 else f"seed {graph}#{round_}"
+
+
 def seed_process(wrapper: Path, graph: int) -> None:
     """In this (fresh) process: exactly `python <wrapper> -p`, its two measurements in windows.
 
@@ -950,15 +955,9 @@ def _start_group(
         assert side.seed_module is not None
         command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
         for round_ in range(seeds_per_graph(warm, plan.seeds)):
-            suffix = f"#{round_}" if round_ else ""
-            started.append(
-                _start(
-                    f"seed {side.graph}{suffix}",
-                    [*command, str(side.graph)],
-                    role(seed_role(round_), env),
-                    logs / f"seed-{number}-{side.graph}{suffix}.log",
-                )
-            )
+            what = seed_process_name(side.graph, round_)
+            log = logs / f"{what.replace(' ', f'-{number}-')}.log"  # seed-<comparison>-<graph>[#<round>].log
+            started.append(_start(what, [*command, str(side.graph)], role(seed_role(round_), env), log))
     for child in started:
         coordinator.register(child.proc.pid, f"{child.what}@{group}")
     return started
@@ -1012,7 +1011,7 @@ def _collect(
     bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
         for round_ in range(seeds_per_graph(run, plan.seeds)):
-            if (seed := finished.get(f"seed {side.graph}{f'#{round_}' if round_ else ''}")) is not None:
+            if (seed := finished.get(seed_process_name(side.graph, round_))) is not None:
                 _seed_result(side, round_, *seed)
     sitting.device = sitting.device or bare.device
     if (probe := _slow_host(plan, bare)) is not None:
@@ -1051,7 +1050,7 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
     for i in range(1, len(windows)):
         (r0, w0, _, closed), (r1, w1, opened, _) = windows[i - 1], windows[i]
         if r0 != r1 and measured(w0) is not None and measured(w0) == measured(w1):
-            gaps[f"{w0} -> {w1}"] = round(opened - closed, 3)
+            gaps[f"{r0}: {w0} -> {r1}: {w1}"] = round(opened - closed, 3)  # (a -p of each round: a role each)
     return {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
 
 

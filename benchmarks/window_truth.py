@@ -267,7 +267,7 @@ def _continued(path: Path, args: argparse.Namespace) -> tuple[list[Pair], list[U
     waits = (data.get("quiet_s"), data.get("settle_s", 0.0))
     if waits != (args.quiet_s, args.settle_s):
         raise SystemExit(
-            f"{path}: windows that waited {waits[0]} s (quiet) and {waits[1]} s (busy), not --quiet-s {args.quiet_s} "
+            f"{path}: windows that waited {waits[0]!r} s (quiet) and {waits[1]!r} s (busy), not --quiet-s {args.quiet_s} "
             f"and --settle-s {args.settle_s}: pool sittings of the same waits only"
         )
     pairs = [Pair(**p) for p in data["pairs"]]

@@ -155,8 +155,8 @@ class Turns(Policy):
 
     def granted(self, request: Request) -> None:
         key = (request.role, request.what)
-        if self.owed is not None and key == self.owed:  # the pair is complete: never paired again
-            self.pairs.remove(self.owed_pair)  # type: ignore[arg-type]
+        if self.owed_pair is not None and key == self.owed:  # the pair is complete: never paired again
+            self.pairs.remove(self.owed_pair)
             self.owed = self.owed_pair = None
             return
         self.owed = self.owed_pair = None
