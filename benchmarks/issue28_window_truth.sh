@@ -14,6 +14,7 @@ mkdir -p "$W"
 step() { echo "[$(date -u +%H:%M:%S)] $*"; }
 truth() {  # recipe, company recipes...
   local name="wt-$1-s$SETTLE" earlier="${CONTINUE_DIR:-}/wt-$1-s$SETTLE.json"
+  [ -z "${CONTINUE_DIR:-}" ] || [ -f "$earlier" ] || { echo "no earlier sitting at $earlier" >&2; return 1; }
   python benchmarks/window_truth.py "recipes/$1.yaml" --company "${@:2}" --gpus 0,1 --steps 40 --rounds 3 \
     --until-decided "${MAXR:-6}" --stop-after-s "${STOP:-240}" --quiet-s 1 --settle-s "$SETTLE" \
     --work "$W/w-$1-s$SETTLE" --json "$W/$name.json" \
