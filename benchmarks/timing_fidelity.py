@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -244,6 +245,12 @@ class GraphSide:
         return statistics.median(pairs) if pairs else None
 
     @property
+    def seeds(self) -> list[Seed]:
+        """Every `-p` of the graph in this comparison: the first (its fields above, round 0), then `more_seeds`."""
+        first = Seed(0, self.seed_wall_s, self.seed_exit_code, self.seed_busy_percent, self.seed_wall_ms)
+        return [dataclasses.replace(first, reps_ms=self.seed_reps_ms), *self.more_seeds]
+
+    @property
     def paired_busy_pp(self) -> list[float]:
         """Busy % from reportgen's round-r k-th timing minus busy % from its `-p`'s k-th, for k >= 1 (the `-p`,
         round 0; `more_seeds`, their rounds: each pair took turns, on one CPU when the windows are pinned; a
@@ -252,9 +259,8 @@ class GraphSide:
         if self.busy_percent is None or not self.unprofiled_wall_ms:
             return []
         device = self.busy_percent * self.unprofiled_wall_ms  # device ms per call x 100
-        first = Seed(0, busy_percent=self.seed_busy_percent, wall_ms=self.seed_wall_ms, reps_ms=self.seed_reps_ms)
         out: list[float] = []
-        for seed in [first, *self.more_seeds]:
+        for seed in self.seeds:
             seed_device = seed.device_pp()
             if seed_device is None or seed.round >= len(self.unprofiled_reps_ms):
                 continue
@@ -743,7 +749,8 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
             f"wall per call, {name} - 1, %: {', '.join(_fmt(v, 2) for v in values)}; HL {_fmt(p.estimate, 2)} {interval}"
         )
     if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
-        medians = [statistics.median(g.paired_busy_pp) if g.paired_busy_pp else None for g in sides]
+        per_side = [g.paired_busy_pp for g in sides]  # (a property that computes: once each)
+        medians = [statistics.median(pairs) if pairs else None for pairs in per_side]
         print(
             f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
             f"comparisons; HL {_fmt(paired.estimate, 2)} {interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} pp; "
@@ -751,7 +758,7 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         )
         # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
         by_process = pool(list(medians), paired.tolerance)
-        icc = intraclass_correlation([g.paired_busy_pp for g in sides if g.paired_busy_pp])
+        icc = intraclass_correlation([pairs for pairs in per_side if pairs])
         print(
             f"  the same, one median per comparison ({', '.join(_fmt(m) for m in medians)}): HL "
             f"{_fmt(by_process.estimate, 2)} {interval_text(by_process)}, {by_process.verdict}; intraclass correlation of the pairs "
@@ -930,7 +937,7 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
 
 
 def _start_group(
-    plan: Plan, coordinator: Coordinator, group: str, number: int, warm: Run, env: dict[str, str]
+    plan: Plan, coordinator: Coordinator, group: str, number: int, warm: Run, env: dict[str, str], seeds: int
 ) -> list[_Started]:
     """Comparison `number`'s processes: reportgen (or bare loop A), its bare loop and a `-p` per graph."""
     logs, results = plan.work / "logs", plan.work / "results" / group
@@ -951,10 +958,10 @@ def _start_group(
         )
     )
     started = [first, _start("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
-    for side in [] if plan.aa else warm.graphs:
+    for side in warm.graphs if seeds else []:
         assert side.seed_module is not None
         command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
-        for round_ in range(seeds_per_graph(warm, plan.seeds)):
+        for round_ in range(seeds):
             what = seed_process_name(side.graph, round_)
             log = logs / f"{what.replace(' ', f'-{number}-')}.log"  # seed-<comparison>-<graph>[#<round>].log
             started.append(_start(what, [*command, str(side.graph)], role(seed_role(round_), env), log))
@@ -972,15 +979,20 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     groups = {str(n): _group_policy(warm, swapped=n % 2 == 0, seeds=seeds) for n in numbers}
     log = plan.work / "logs" / f"windows-{first}.log"
     with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
-        started = {n: _start_group(plan, coordinator, str(n), n, warm, env) for n in numbers}
+        started = {n: _start_group(plan, coordinator, str(n), n, warm, env, seeds) for n in numbers}
         _wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
         windows = list(coordinator.granted)
     for number in numbers:
-        _collect(plan, sitting, number, started[number], windows)
+        _collect(plan, sitting, number, started[number], windows, seeds)
 
 
 def _collect(
-    plan: Plan, sitting: Sitting, number: int, started: list[_Started], windows: list[tuple[str, str, float, float]]
+    plan: Plan,
+    sitting: Sitting,
+    number: int,
+    started: list[_Started],
+    windows: list[tuple[str, str, float, float]],
+    seeds: int,
 ) -> None:
     """Comparison `number`'s figures into the sitting (its reportgen run and bare loop, its `-p` runs)."""
     finished = {child.what: child.result() for child in started}
@@ -1010,7 +1022,7 @@ def _collect(
     found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
     bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
-        for round_ in range(seeds_per_graph(run, plan.seeds)):
+        for round_ in range(seeds):  # the `-p` processes `_start_group` started
             if (seed := finished.get(seed_process_name(side.graph, round_))) is not None:
                 _seed_result(side, round_, *seed)
     sitting.device = sitting.device or bare.device
