@@ -33,6 +33,15 @@ other than the measured run's used while its quiet and its busy step windows wer
 hypervisor stole (`Coordinator.foreign`, /proc ticks): a busy window that owns the host reads as a quiet one.
 `--settle-s S` makes busy windows wait S after the pause too (a matrix waits 0: its runs' GPUs differ).
 
+Under that table, a second one gives what issue 28 bounds for the probe, its median: the busy windows' median
+over the quiet windows' − 1 (%), with a 95 % interval from a bootstrap of whole rounds, then their pairs
+(`median_shift`). `--report JSON...` prints both tables from kept sittings (one recipe, the same waits), runs nothing.
+
+Fifth sitting (another 2×H200, 2026-11-28; resnet50 continued from the fourth's 60 pairs, settle 0, 120 pairs):
+probe medians 1.564 → 1.668 ms, +6.61 % [−1.10, +22.73] (pairs: +10.06 % [+2.13, +18.44]), eager +1.54 % [−0.34,
++3.57], compiled +1.90 % [−0.41, +4.18], both inside; transformer's 120 pairs: probe medians +2.89 % [−0.82, +8.95].
+With a 0.1 s settle, resnet50's 100 pairs: probe medians +0.42 %, pairs +3.19 % [−0.34, +10.68].
+
 Fourth sitting (2×H200, 2026-11-28, rounds of 30-80 s; docs/matrix.md's table, pairs in benchmarks/sittings/):
 transformer, 120 pairs: probe +3.46 % [−0.38, +9.69], eager +0.97 % [−1.03, +3.08], compiled +2.47 % [+0.37,
 +4.75], all inside; resnet50 beside transformer and quickstart, 60 pairs: probe +17.69 % [+4.58, +32.99] with no
@@ -66,10 +75,12 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 from fresh_process import repo_env
 from tabulate import tabulate
 from timing_fidelity import Deadline, Pooled, interval_text, pool, recipe_with_steps
 
+from reportgen.analyze.timing import LEVEL, RESAMPLES, SEED
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
 from reportgen.run.pause import descendants
@@ -225,6 +236,46 @@ def _verdicts(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: floa
     return out
 
 
+def median_shift(pairs: list[Pair]) -> tuple[float, float, float]:
+    """Issue 28's own figure: the busy windows' median over the quiet windows' median - 1 (%), with the central
+    95 % percentile interval of a two-stage bootstrap (whole rounds with replacement, then each drawn round's pairs:
+    a round's windows share a host state; a pair's two windows stay together). Fixed seed: the same pairs always
+    give the same interval. On a host that flips between two speeds, a pair that straddles the flip reads ±40-80 %,
+    which moves a pooled pair statistic (`pool`) much more than the medians."""
+
+    def shift(chosen: list[Pair]) -> float:
+        return 100 * (float(np.median([p.busy for p in chosen])) / float(np.median([p.quiet for p in chosen])) - 1)
+
+    rounds = [[p for p in pairs if p.round == r] for r in sorted({p.round for p in pairs})]
+    rng = np.random.default_rng(SEED)
+    replicates = []
+    for _ in range(RESAMPLES):
+        drawn = [rounds[i] for i in rng.integers(0, len(rounds), size=len(rounds))]
+        replicates.append(shift([r[i] for r in drawn for i in rng.integers(0, len(r), size=len(r))]))
+    tail = (1 - LEVEL) / 2
+    low, high = np.quantile(replicates, [tail, 1 - tail])
+    return shift(pairs), float(low), float(high)
+
+
+def _report_medians(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> None:
+    """Each figure's busy median against its quiet median (the probe's is what issue 28 bounds: within 10 %)."""
+    rows = []
+    for name in FIGURES:
+        some = [p for p in pairs if p.figure == name]
+        if not some:
+            continue
+        estimate, low, high = median_shift(some)
+        tolerance = probe_tolerance_pct if name == PROBE else tolerance_pct
+        within = "within" if abs(estimate) <= tolerance else "beyond"
+        quiet, busy = np.median([p.quiet for p in some]), np.median([p.busy for p in some])
+        rounds = len({p.round for p in some})
+        rows.append([name, f"{len(some)} / {rounds}", f"{quiet:.3f}", f"{busy:.3f}", f"{estimate:+.2f}"])
+        rows[-1] += [f"[{low:+.2f}, {high:+.2f}]", f"{within} ±{tolerance:g}"]
+    print("\nbusy windows' median / quiet windows' median - 1, % (95 % bootstrap interval: rounds, then their pairs)")
+    headers = ["figure", "pairs / rounds", "quiet ms", "busy ms", "%", "95 % CI", "median"]
+    print(tabulate(rows, headers=headers, disable_numparse=True), flush=True)
+
+
 def _report(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> bool:
     """Print the pooled table; whether every figure is decided (inside or outside its tolerance)."""
     rows, decided = [], True
@@ -258,10 +309,23 @@ def _dump(path: Path | None, args: argparse.Namespace, pairs: list[Pair], usage:
     tmp.replace(path)
 
 
+def _load(path: Path, before: int = 0) -> tuple[dict[str, object], list[Pair], list[Usage]]:
+    """A sitting's `--json`: its header, and its pairs and windows with their rounds numbered to end at `before`."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    pairs = [Pair(**p) for p in data["pairs"]]
+    usage = [Usage(**u) for u in data.get("windows", [])]
+    last = max((p.round for p in pairs), default=0) - before
+    return (
+        data,
+        [Pair(p.round - last, p.figure, p.quiet, p.busy) for p in pairs],
+        [Usage(**{**asdict(u), "round": u.round - last}) for u in usage],
+    )
+
+
 def _continued(path: Path, args: argparse.Namespace) -> tuple[list[Pair], list[Usage]]:
     """An earlier sitting's pairs and windows (`--json`), of the same recipe and waits, to pool with; their rounds
     numbered from 0 down (a sitting's file before `settle_s` was kept waited 0)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data, pairs, usage = _load(path)
     if data.get("recipe") != Path(args.recipe).name:
         raise SystemExit(f"{path}: pairs of {data.get('recipe')!r}, not of {Path(args.recipe).name!r}")
     waits = (data.get("quiet_s"), data.get("settle_s", 0.0))
@@ -270,19 +334,33 @@ def _continued(path: Path, args: argparse.Namespace) -> tuple[list[Pair], list[U
             f"{path}: windows that waited {waits[0]!r} s (quiet) and {waits[1]!r} s (busy), not --quiet-s {args.quiet_s} "
             f"and --settle-s {args.settle_s}: pool sittings of the same waits only"
         )
-    pairs = [Pair(**p) for p in data["pairs"]]
-    usage = [Usage(**u) for u in data.get("windows", [])]
-    last = max((p.round for p in pairs), default=0)
-    return (
-        [Pair(p.round - last, p.figure, p.quiet, p.busy) for p in pairs],
-        [Usage(**{**asdict(u), "round": u.round - last}) for u in usage],
-    )
+    return pairs, usage
+
+
+def _reprint(paths: list[Path], args: argparse.Namespace) -> None:
+    """`--report`: the tables of sittings' `--json` files, pooled, nothing run (one recipe and the same waits; each
+    file's rounds renumbered below the previous file's)."""
+    pairs: list[Pair] = []
+    usage: list[Usage] = []
+    kinds = set()
+    for path in paths:
+        data, found, used = _load(path, before=min((p.round for p in pairs), default=1) - 1)
+        kinds.add((data.get("recipe"), data.get("quiet_s"), data.get("settle_s", 0.0)))
+        print(f"{path}: {len(found) // len(FIGURES)} pairs (recipe, quiet s, settle s: {sorted(kinds)[-1]!r})")
+        pairs, usage = found + pairs, used + usage
+    if len(kinds) > 1:
+        raise SystemExit(
+            f"--report pools sittings of one recipe and the same waits only, not {sorted(kinds, key=repr)!r}"
+        )
+    _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+    _report_medians(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+    _report_usage(usage)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe")
-    parser.add_argument("--company", nargs="+", required=True, help="recipes that run beside it (one reportgen run)")
+    parser.add_argument("recipe", nargs="?")
+    parser.add_argument("--company", nargs="+", help="recipes that run beside it (one reportgen run)")
     parser.add_argument("--variant")
     parser.add_argument("--rounds", type=int, default=3, help="rounds to run (at least)")
     parser.add_argument("--until-decided", type=int, metavar="MAX", help="then more, up to MAX, until decided")
@@ -298,13 +376,20 @@ def main() -> None:
     parser.add_argument("--work", type=Path)
     parser.add_argument("--json", type=Path, help="every pair, rewritten after each round")
     parser.add_argument("--continue-from", type=Path, help="an earlier sitting's --json to pool with")
+    parser.add_argument("--report", type=Path, nargs="+", metavar="JSON", help="print sittings' tables, run nothing")
     args = parser.parse_args()
+    if args.report:
+        _reprint(args.report, args)
+        return
+    if not args.recipe or not args.company:
+        parser.error("a RECIPE and --company are needed (or --report JSON...)")
     args.work = args.work or Path(tempfile.mkdtemp(prefix="window-truth-"))
     print(f"results under {args.work}", flush=True)
     pairs, usage = _continued(args.continue_from, args) if args.continue_from else ([], [])
     if pairs:
         print(f"{len(pairs) // len(FIGURES)} pairs from {args.continue_from}", flush=True)
         _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+        _report_medians(pairs, args.tolerance_pct, args.probe_tolerance_pct)
     deadline, most = Deadline(args.stop_after_s), max(args.rounds, args.until_decided or 0)
     with recipe_with_steps(Path(args.recipe).resolve(), args.steps) as recipe:
         for number in range(1, most + 1):
@@ -314,6 +399,7 @@ def main() -> None:
             pairs, usage = pairs + found, usage + used
             _dump(args.json, args, pairs, usage)
             decided = _report(pairs, args.tolerance_pct, args.probe_tolerance_pct)
+            _report_medians(pairs, args.tolerance_pct, args.probe_tolerance_pct)
             _report_usage(usage)
             if number >= args.rounds and (decided or args.until_decided is None):
                 break
