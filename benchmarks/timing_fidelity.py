@@ -205,6 +205,8 @@ class Seed:
     busy_percent: float | None = None
     wall_ms: float | None = None
     reps_ms: list[float] = field(default_factory=list)
+    error: str | None = None
+    """The end of its output when it exited non-zero (the lent machine's logs go back with it)."""
 
     def device_pp(self) -> float | None:
         """Device time per call x 100 (busy % x wall ms), or None when it measured nothing."""
@@ -233,6 +235,8 @@ class GraphSide:
     seed_wall_ms: float | None = None
     seed_reps_ms: list[float] = field(default_factory=list)
     """The `-p`'s `repeat` timings, ms per call (its `seed_wall_ms` is their torch.median)."""
+    seed_error: str | None = None
+    """The end of the `-p`'s output when it exited non-zero."""
     more_seeds: list[Seed] = field(default_factory=list)
     """`--seeds N`: the graph's other `-p` processes, one per later round of reportgen's (round 1, 2, ...)."""
 
@@ -248,7 +252,7 @@ class GraphSide:
     def seeds(self) -> list[Seed]:
         """Every `-p` of the graph in this comparison: the first (its fields above, round 0), then `more_seeds`."""
         first = Seed(0, self.seed_wall_s, self.seed_exit_code, self.seed_busy_percent, self.seed_wall_ms)
-        return [dataclasses.replace(first, reps_ms=self.seed_reps_ms), *self.more_seeds]
+        return [dataclasses.replace(first, reps_ms=self.seed_reps_ms, error=self.seed_error), *self.more_seeds]
 
     @property
     def paired_busy_pp(self) -> list[float]:
@@ -469,7 +473,7 @@ def _bundle_dir(plan: Plan, results: Path) -> Path:
 
 def _seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: float) -> None:
     """A `-p`'s output into `side`: its own fields for round 0's, a `Seed` of `more_seeds` for a later round's."""
-    seed = Seed(round_, wall_s=wall_s, exit_code=code)
+    seed = Seed(round_, wall_s=wall_s, exit_code=code, error=output[-LOG_TAIL_CHARS:] if code != 0 else None)
     for line in output.splitlines():
         if line.startswith(SEED_REPS_PREFIX):
             seed.reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
@@ -480,9 +484,25 @@ def _seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: f
         side.more_seeds.append(seed)
         return
     side.seed_wall_s, side.seed_exit_code, side.seed_reps_ms = wall_s, code, seed.reps_ms
+    side.seed_error = seed.error
     side.seed_busy_percent, side.seed_wall_ms = seed.busy_percent, seed.wall_ms
     if profiles:
         side.seed_categories_percent = dict(profiles[-1].categories_percent)
+
+
+def _report_failed_seeds(number: int, graphs: list[GraphSide], logs: dict[str, Path]) -> None:
+    """A line per `-p` of comparison `number` that exited non-zero: its exit, wall time and last line of output
+    (the whole end is kept in the JSON: `Seed.error`), so that a sitting's missing pairs have a stated cause."""
+    for side in graphs:
+        for seed in side.seeds:
+            if seed.exit_code not in (0, None):
+                name = seed_process_name(side.graph, seed.round)
+                last = next((line for line in reversed((seed.error or "").splitlines()) if line.strip()), "")
+                print(
+                    f"comparison {number}: -p {name!r} exited {seed.exit_code} after {seed.wall_s or 0:.0f} s "
+                    f"({len(seed.reps_ms)} timings; log {logs.get(name)}): {last.strip()[:300]}",
+                    flush=True,
+                )
 
 
 def seed_role(round_: int) -> str:
@@ -1025,6 +1045,7 @@ def _collect(
         for round_ in range(seeds):  # the `-p` processes `_start_group` started
             if (seed := finished.get(seed_process_name(side.graph, round_))) is not None:
                 _seed_result(side, round_, *seed)
+    _report_failed_seeds(number, run.graphs, {child.what: child.log for child in started})
     sitting.device = sitting.device or bare.device
     if (probe := _slow_host(plan, bare)) is not None:
         sitting.excluded.append({"comparison": number, "bare_host_probe_ms": probe, "run": asdict(run)})
