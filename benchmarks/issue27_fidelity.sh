@@ -17,6 +17,10 @@
 # (FID_GROUPS=3) and set STOP_AFTER_S (no round starts after it; the warm-up counts) to the time left minus a round.
 # FID_SEEDS (default 3): fresh -p processes per graph and comparison, each paired with one of reportgen's timing
 # rounds (`--seeds`): 27 timing pairs per graph a comparison instead of 9, for a few seconds of windows each.
+# 2xH200, 2026-11-28 (session 51): FID_GROUPS=3 FID_SEEDS=3 puts 24 processes of mixnet_l on one GPU; the warm-up
+# took 215.5 s and the round 683 s (reportgen runs 578-617 s), and two backward -p of comparison 1 exited 1 after
+# 380 s with one timing each (cause not kept then; a failed -p now prints its last line, and its JSON keeps the end).
+# CONTINUE=benchmarks/sittings/2026-11-28-2xH200-b/fidelity-mixnet_l.json pools with that sitting.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
