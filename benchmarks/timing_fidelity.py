@@ -160,7 +160,9 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
             block(fn, 1)
     eager, comp, probe = [], [], []
     for _ in range(profile.steps):
-        with window.timed_window("steps"):  # takes turns with reportgen's pairs of blocks, as the run's are held
+        with window.timed_window(
+            window.STEPS_WINDOW
+        ):  # takes turns with reportgen's pairs of blocks, as the run's are held
             probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
             eager.append(block(work.model, profile.block_steps))
             comp.append(block(compiled, profile.block_steps))
@@ -510,6 +512,17 @@ def seed_role(round_: int) -> str:
     return "seed" if round_ == 0 else f"seed#{round_}"
 
 
+def seed_timing_window(graph: int, k: int | None) -> str:
+    """A fresh `-p`'s k-th timing's window, paired with reportgen's `graph_timing_window` (None: all its timings in
+    one, where the harness cannot be wrapped)."""
+    return f"seed {graph} timing" if k is None else f"seed {graph} timing {k}"
+
+
+def seed_profile_window(graph: int) -> str:
+    """A fresh `-p`'s profile's window, paired with reportgen's `graph_profile_window`."""
+    return f"seed {graph}"
+
+
 def seed_process_name(graph: int, round_: int) -> str:
     """What a round's `-p` of `graph` is called among a comparison's processes (`_Started.what`, its log)."""
     return f"seed {graph}" if round_ == 0 else f"seed {graph}#{round_}"
@@ -518,7 +531,7 @@ def seed_process_name(graph: int, round_: int) -> str:
 def seed_process(wrapper: Path, graph: int) -> None:
     """In this (fresh) process: exactly `python <wrapper> -p`, its two measurements in windows.
 
-    `-p` times `times` x `repeat` calls (window `seed <graph> timing`), then profiles as many (window
+    `-p` times `times` x `repeat` calls (a window per timing, `seed_timing_window`), then profiles as many (window
     `seed <graph>`); its import, the kernels' loading and the profile's tables stay outside the windows.
     """
     window.connect()
@@ -530,14 +543,14 @@ def seed_process(wrapper: Path, graph: int) -> None:
     def in_windows(name: str, benchmark: Callable[..., float]) -> None:
         def measured(*args: object, **kwargs: object) -> float:
             if next(calls, "more") != "timing":
-                with window.timed_window(f"seed {graph}"):
+                with window.timed_window(seed_profile_window(graph)):
                     return benchmark(*args, **kwargs)
             with contextlib.ExitStack() as stack:
                 each = stack.enter_context(
-                    inductor.each_timing(lambda k: window.timed_window(f"seed {graph} timing {k}"))
+                    inductor.each_timing(lambda k: window.timed_window(seed_timing_window(graph, k)))
                 )
                 if each is None:
-                    stack.enter_context(window.timed_window(f"seed {graph} timing"))
+                    stack.enter_context(window.timed_window(seed_timing_window(graph, None)))
                 taken = benchmark(*args, **kwargs)
             if each:  # every timing in ms per call, as reportgen's bundle keeps its own
                 times = int(str(kwargs.get("times", 10)))
@@ -943,14 +956,16 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
         repeat = len(g.unprofiled_reps_ms[0]) if g.unprofiled_reps_ms else 0
         for k in range(repeat):
             for round_ in range(seeds):  # the rounds' k-th timings come in order: so do their pairs
-                seed = (seed_role(round_), f"seed {g.graph} timing {k}")
-                pairs.append((seed, ("reportgen", f"graph {g.graph} timing {k}")))
+                seed = (seed_role(round_), seed_timing_window(g.graph, k))
+                pairs.append((seed, ("reportgen", window.graph_timing_window(g.graph, k))))
         if not repeat:
-            pairs.append((("seed", f"seed {g.graph} timing"), ("reportgen", f"graph {g.graph} timing")))
-        pairs.append((("seed", f"seed {g.graph}"), ("reportgen", f"graph {g.graph} profile")))
+            pairs.append(
+                (("seed", seed_timing_window(g.graph, None)), ("reportgen", window.graph_timing_window(g.graph, None)))
+            )
+        pairs.append((("seed", seed_profile_window(g.graph)), ("reportgen", window.graph_profile_window(g.graph))))
     # A -p asks for its windows long before reportgen reaches that graph (its compile comes first, and a round's
     # runs start together): a partner that ends unseen retires, so waiting as long as a run may take is safe.
-    policy = Turns(("bare", "reportgen"), alternate=("steps",), pairs=pairs, partner_wait_s=PARTNER_WAIT_S)
+    policy = Turns(("bare", "reportgen"), alternate=(window.STEPS_WINDOW,), pairs=pairs, partner_wait_s=PARTNER_WAIT_S)
     if swapped:
         policy.swap()  # reportgen's measurement first, the fresh -p second
     return policy
@@ -1071,7 +1086,7 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
     counts: dict[str, int] = {}
     for role_, _, _, _ in windows:
         counts[role_] = counts.get(role_, 0) + 1
-    steps = "".join("b" if r == "bare" else "r" for r, what, _, _ in windows if what == "steps")
+    steps = "".join("b" if r == "bare" else "r" for r, what, _, _ in windows if what == window.STEPS_WINDOW)
 
     def measured(what: str) -> tuple[str, ...] | None:  # a `-p`'s or reportgen's graph window: (graph, what, k)
         words = what.split()

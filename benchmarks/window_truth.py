@@ -130,7 +130,7 @@ class QuietEveryOther(Fifo):
     """Per measured step window, in order: (quiet, the runs stopped for it)."""
 
     def settle_s(self, request: Request, paused: list[str], default: float) -> float:
-        if request.role != MEASURED or request.what != "steps":
+        if request.role != MEASURED or request.what != window.STEPS_WINDOW:
             return default
         quiet = (len(self.windows) % 2 == 0) == self.quiet_first
         self.windows.append((quiet, paused))
@@ -178,7 +178,7 @@ def _round(args: argparse.Namespace, recipe: Path, number: int) -> tuple[list[Pa
     steps = [
         cpu
         for (role, what, _, _), cpu in zip(coordinator.granted, coordinator.foreign, strict=False)
-        if role == MEASURED and what == "steps"
+        if role == MEASURED and what == window.STEPS_WINDOW
     ]
     usage = [
         Usage(number, quiet, c.open_s, c.others_s, c.runs_s, c.stolen_s)

@@ -22,7 +22,7 @@ from reportgen.bundle import GRAPHS_DIR, GraphBenchmark, KernelBenchmark, Module
 from reportgen.formats import device_time_by_name, parse_wrapper, read_trace
 from reportgen.run import inductor
 from reportgen.run.modules import cached_source
-from reportgen.run.window import timed_window
+from reportgen.run.window import graph_profile_window, graph_timing_window, timed_window
 
 __all__ = [
     "GcPauses",
@@ -98,14 +98,14 @@ def _wrappers(modules: Iterable[ModuleType], files: list[ModuleFile]) -> Iterato
 _Bench = Callable[[int, int], float]
 
 
-def _timings(bench: _Bench, name: str, times: int, repeat: int, rounds: int) -> list[list[float]]:
+def _timings(bench: _Bench, graph: int, times: int, repeat: int, rounds: int) -> list[list[float]]:
     """`rounds` rounds of `repeat` timings of `times` calls each, ms per call, the rounds taking turns timing by
     timing (every round's k-th, then every round's k+1-th), so that all of them span the same moments of the
-    host; each timing is a timed window of its own, `<name> <k>` (a benchmark pairs them with a fresh `-p`'s)."""
+    host; each timing is a timed window of its own (`graph_timing_window`: a benchmark pairs them with a `-p`'s)."""
     timings: list[list[float]] = [[] for _ in range(rounds)]
     for k in range(repeat):
         for one in timings:
-            with timed_window(f"{name} {k}"):
+            with timed_window(graph_timing_window(graph, k)):
                 one.append(bench(times, 1) * 1e3)  # the harness with repeat=1: one timing, per call
     return timings
 
@@ -121,7 +121,7 @@ def _time_graph(
         first_ms = bench(times, repeat) * 1e3
     warm_s = time.perf_counter() - started
     with _quiet(), steady_gc() as pauses:
-        reps_ms = _timings(bench, f"graph {index} timing", times, repeat, rounds)
+        reps_ms = _timings(bench, index, times, repeat, rounds)
     measured = [statistics.median_low(reps) for reps in reps_ms]  # torch.median's, as -p takes it
     wall_ms = statistics.median(measured)
     print(
@@ -205,7 +205,7 @@ def profile_graphs(
         with (
             _quiet(),
             steady_gc(),
-            timed_window(f"graph {benchmark.graph} profile"),
+            timed_window(graph_profile_window(benchmark.graph)),
             torch.profiler.profile(activities=activities) as prof,
         ):
             bench(calls, 1)

@@ -25,7 +25,7 @@ import torch
 from reportgen.bundle import StepTimes
 from reportgen.formats import MEASUREMENT_SPAN
 from reportgen.run.host import host_probe
-from reportgen.run.window import timed_window
+from reportgen.run.window import STEPS_WINDOW, timed_window
 from reportgen.run.workload import Workload
 
 __all__ = [
@@ -93,7 +93,7 @@ def time_interleaved(
     compiled_s: list[float] = []
     probe_ms: list[float] = []
     for _ in range(samples):
-        with timed_window("steps"):  # one pair and its probe: the host is ours (under a coordinator) meanwhile
+        with timed_window(STEPS_WINDOW):  # one pair and its probe: the host is ours (under a coordinator) meanwhile
             probe_ms.append(host_probe() * 1e3)
             eager_s.append(time_block(workload, eager, block_steps))
             compiled_s.append(time_block(workload, compiled, block_steps))

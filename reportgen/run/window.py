@@ -49,11 +49,14 @@ __all__ = [
     "LOCK_VARIABLE",
     "ROLE_VARIABLE",
     "SOCKET_VARIABLE",
+    "STEPS_WINDOW",
     "WAIT_S",
     "WindowLog",
     "connect",
     "drain_gpu",
     "dump_log",
+    "graph_profile_window",
+    "graph_timing_window",
     "log",
     "merge_log",
     "pinned",
@@ -68,6 +71,21 @@ SOCKET_VARIABLE = "REPORTGEN_WINDOW_SOCKET"
 
 ROLE_VARIABLE = "REPORTGEN_WINDOW_ROLE"
 """What this process is to the coordinator (`reportgen`, `bare`, `seed`, a matrix run's name)."""
+
+STEPS_WINDOW = "steps"
+"""The window of one pair of step blocks and the host probe before it (`run.measure`)."""
+
+
+def graph_timing_window(graph: int, k: int | None) -> str:
+    """The window of a compiled graph's k-th timing (`run.capture`; None: all of a round's timings in one, as before
+    the per-timing windows). Spelled here once: a benchmark pairs these with a fresh `-p`'s (`timing_fidelity`)."""
+    return f"graph {graph} timing" if k is None else f"graph {graph} timing {k}"
+
+
+def graph_profile_window(graph: int) -> str:
+    """The window of a compiled graph's profiled calls (`run.capture`)."""
+    return f"graph {graph} profile"
+
 
 DRAIN_QUICK_S = 300e-6
 """A tiny kernel and a synchronize that return within this took the GPU alone: another context with work queued

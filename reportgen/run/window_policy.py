@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from reportgen.run.window import STEPS_WINDOW
+
 __all__ = ["Fifo", "Grouped", "Policy", "Request", "Turns", "Window"]
 
 
@@ -78,7 +80,7 @@ class Turns(Policy):
     def __init__(
         self,
         roles: tuple[str, str],
-        alternate: Iterable[str] = ("steps",),
+        alternate: Iterable[str] = (STEPS_WINDOW,),
         pairs: Iterable[tuple[Window, Window]] = (),
         partner_wait_s: float = 300.0,
     ) -> None:
