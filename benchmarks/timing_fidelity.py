@@ -44,35 +44,48 @@ puts an earlier sitting's comparisons first (a lent machine goes back after 30 m
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
 here reads over MS (a slow lent machine cost 4 min of warm-up to find out), after it when the warm-up's probe
 does, and after a round where a comparison's bare loop did (that comparison is left out of the pools).
+
+This module runs the sitting (plan, rounds, command line); beside it `fidelity_children` (the bare loop and the
+`-p` processes), `fidelity_records` (what `--json` keeps), `fidelity_report` (figures, pools, tables) and
+`fidelity_stats` (tolerances, Hodges-Lehmann, Student-t, intraclass correlation).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
-import math
 import os
-import runpy
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tabulate import tabulate
+from fidelity_children import (
+    Started,
+    bare_loop,
+    failed,
+    report_failed_seeds,
+    seed_process,
+    seed_process_name,
+    seed_profile_window,
+    seed_result,
+    seed_role,
+    seed_timing_window,
+    start_child,
+    wait_all,
+)
+from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run
+from fidelity_report import dump_sitting, fmt, report, undecided, update_pooled
+from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
-from reportgen.bundle import MANIFEST_FILE, SEED_BUCKETS, load_bundle
-from reportgen.escape import one_line
-from reportgen.formats import parse_seed_output
+from reportgen.bundle import MANIFEST_FILE
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
-from reportgen.run import child_env, inductor, window
+from reportgen.run import child_env, window
 from reportgen.run.window_host import Coordinator, Grouped, Turns
 from reportgen.run.window_policy import Window
 
@@ -81,383 +94,8 @@ __all__: list[str] = []
 DEFAULT_ROUNDS = 5
 """Rounds by default: issue 27 asks for at least 5 interleaved rounds."""
 
-MIN_ROUNDS = 2
-"""A Student-t interval needs two differences at least (the signed-rank interval at 95 %: six)."""
-
-TOLERANCE_PCT = 3.0
-"""Step times and speedup: reportgen within ±3 % of the bare loop (issue 27's "done when")."""
-
-TOLERANCE_PP = 3.0
-"""Busy % and category shares: reportgen within ±3 percentage points of a fresh `-p` (issue 27's "done when")."""
-
-CONFIDENCE = 0.95
-"""The pooled intervals' coverage."""
-
-_T_975: tuple[float, ...] = (
-    *(12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228),
-    *(2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086),
-    *(2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042),
-)
-"""t_{0.975, df} for df = 1..30 (standard tables); beyond, `t_975`'s Cornish-Fisher expansion (error < 0.001)."""
-
-_Z_975 = 1.959964
-"""The normal distribution's 97.5 % quantile."""
-
-LOG_TAIL_CHARS = 3000
-"""How much of a failed child's output to show."""
-
 PARTNER_WAIT_S = 3600.0
 """How long a paired window waits for its partner before going alone (a run's own timeout is shorter)."""
-
-SEED_REPS_PREFIX = "fidelity-seed-reps: "
-"""A `-p` process prints its timings (JSON, ms per call) after this, for `_seed_result`."""
-
-STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
-
-PAIRED_FROM = 1
-"""The first timing pair compared timing by timing (a `-p`'s first timing holds its cold first call: 394-565 ms
-against 13-22 for mixnet_l's forward on an H200)."""
-
-ICC_INDEPENDENT = 0.1
-"""Below this intraclass correlation a comparison's paired differences count as independent draws (the host's
-state, the noise they share, flips every second or so; a process's own offset would raise it)."""
-
-PAIRED = " busy paired"
-"""Suffix of a graph's pooled busy difference timing by timing (`GraphSide.paired_busy_pp`, every pair pooled)."""
-
-# --- the bare loop (a fresh process) -------------------------------------------------------------------------------
-
-
-def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
-    """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
-    import torch
-
-    from reportgen.run.host import host_probe
-    from reportgen.run.workload import build_workload, compile_model, resolve_device
-
-    window.connect()  # the coordinator pauses this process during reportgen's windows from now on
-    recipe = variant_recipe(recipe_path, variant)
-    device = resolve_device(recipe.device)
-    recipe = recipe.for_device(device)
-    work = build_workload(recipe, str(recipe_path.parent), device)
-    compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
-
-    def sync() -> None:
-        if device == "cuda":
-            torch.cuda.synchronize()
-
-    def block(fn: Callable[..., object], steps: int) -> float:
-        sync()
-        start = time.perf_counter()
-        for _ in range(steps):
-            work.step(fn)
-        sync()
-        return (time.perf_counter() - start) / steps * 1e3
-
-    profile = recipe.profile
-    for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
-        for _ in range(max(profile.warmup, 1)):
-            block(fn, 1)
-    eager, comp, probe = [], [], []
-    for _ in range(profile.steps):
-        with window.timed_window(
-            window.STEPS_WINDOW
-        ):  # takes turns with reportgen's pairs of blocks, as the run's are held
-            probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
-            eager.append(block(work.model, profile.block_steps))
-            comp.append(block(compiled, profile.block_steps))
-    return {
-        "device": device,
-        "eager_ms": statistics.median(eager),
-        "compiled_ms": statistics.median(comp),
-        "eager_samples_ms": eager,
-        "compiled_samples_ms": comp,
-        "host_probe_ms": probe,
-    }
-
-
-# --- records -------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Bare:
-    """One bare-loop process: medians (ms), their samples and the host probe before each block pair."""
-
-    index: int
-    wall_s: float
-    device: str
-    eager_ms: float
-    compiled_ms: float
-    eager_samples_ms: list[float]
-    compiled_samples_ms: list[float]
-    host_probe_ms: list[float]
-
-    @property
-    def speedup(self) -> float:
-        return self.eager_ms / self.compiled_ms
-
-
-@dataclass
-class Seed:
-    """One more fresh `-p` of a graph (`--seeds N`): its timings took turns with reportgen's round `round`'s."""
-
-    round: int
-    wall_s: float | None = None
-    exit_code: int | None = None
-    busy_percent: float | None = None
-    wall_ms: float | None = None
-    reps_ms: list[float] = field(default_factory=list)
-    error: str | None = None
-    """The end of its output when it exited non-zero (the lent machine's logs go back with it)."""
-
-    def device_pp(self) -> float | None:
-        """Device time per call x 100 (busy % x wall ms), or None when it measured nothing."""
-        return self.busy_percent * self.wall_ms if self.busy_percent is not None and self.wall_ms else None
-
-
-@dataclass
-class GraphSide:
-    """One compiled graph as a bundle reports it (`-p` definition) and as a fresh `-p` that round measured it."""
-
-    graph: int
-    label: str = ""
-    busy_percent: float | None = None
-    categories_percent: dict[str, float] = field(default_factory=dict)
-    unprofiled_wall_ms: float | None = None
-    unprofiled_rounds_ms: list[float] = field(default_factory=list)
-    """Every timing round of the graph (the first one is paired with the `-p`'s timing)."""
-    unprofiled_reps_ms: list[list[float]] = field(default_factory=list)
-    """Each round's `repeat` timings, ms per call (the first round's k-th took turns with the `-p`'s k-th)."""
-    first_wall_ms: float | None = None
-    seed_module: str | None = None
-    seed_wall_s: float | None = None
-    seed_exit_code: int | None = None
-    seed_busy_percent: float | None = None
-    seed_categories_percent: dict[str, float] = field(default_factory=dict)
-    seed_wall_ms: float | None = None
-    seed_reps_ms: list[float] = field(default_factory=list)
-    """The `-p`'s `repeat` timings, ms per call (its `seed_wall_ms` is their torch.median)."""
-    seed_error: str | None = None
-    """The end of the `-p`'s output when it exited non-zero."""
-    more_seeds: list[Seed] = field(default_factory=list)
-    """`--seeds N`: the graph's other `-p` processes, one per later round of reportgen's (round 1, 2, ...)."""
-
-    @property
-    def paired_reps_percent(self) -> float | None:
-        """Median over k of reportgen's first-round k-th timing / the `-p`'s k-th - 1 (%): the two harnesses on
-        the same moments of the host (each pair took turns), so a gap here is the method's, not the host's."""
-        ours = self.unprofiled_reps_ms[0] if self.unprofiled_reps_ms else []
-        pairs = [100 * (a / b - 1) for a, b in zip(ours, self.seed_reps_ms, strict=False) if b > 0]
-        return statistics.median(pairs) if pairs else None
-
-    @property
-    def seeds(self) -> list[Seed]:
-        """Every `-p` of the graph in this comparison: the first (its fields above, round 0), then `more_seeds`."""
-        first = Seed(0, self.seed_wall_s, self.seed_exit_code, self.seed_busy_percent, self.seed_wall_ms)
-        return [dataclasses.replace(first, reps_ms=self.seed_reps_ms, error=self.seed_error), *self.more_seeds]
-
-    @property
-    def paired_busy_pp(self) -> list[float]:
-        """Busy % from reportgen's round-r k-th timing minus busy % from its `-p`'s k-th, for k >= 1 (the `-p`,
-        round 0; `more_seeds`, their rounds: each pair took turns, on one CPU when the windows are pinned; a
-        `-p`'s first timing holds its cold first call). Each side divides its own device time per call (busy x
-        wall) by that timing."""
-        if self.busy_percent is None or not self.unprofiled_wall_ms:
-            return []
-        device = self.busy_percent * self.unprofiled_wall_ms  # device ms per call x 100
-        out: list[float] = []
-        for seed in self.seeds:
-            seed_device = seed.device_pp()
-            if seed_device is None or seed.round >= len(self.unprofiled_reps_ms):
-                continue
-            pairs = list(zip(self.unprofiled_reps_ms[seed.round], seed.reps_ms, strict=False))[PAIRED_FROM:]
-            out += [device / a - seed_device / b for a, b in pairs if a > 0 and b > 0]
-        return out
-
-
-@dataclass
-class Run:
-    """One timed `reportgen run`: where its bundle was read, where it was kept, its figures and its graphs'."""
-
-    round: int
-    path: str
-    wall_s: float
-    eager_ms: float
-    compiled_ms: float
-    host_probe_ms: list[float]
-    compile_s: float | None
-    inductor_cache: str
-    graphs: list[GraphSide] = field(default_factory=list)
-    windows: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def speedup(self) -> float:
-        return self.eager_ms / self.compiled_ms
-
-
-@dataclass
-class Pooled:
-    """A figure's per-comparison differences, pooled: the Hodges-Lehmann estimate with its Wilcoxon signed-rank
-    interval (`estimate`, `low`, `high`; what the verdict judges), and the mean with a Student-t interval."""
-
-    values: list[float | None]
-    estimate: float | None
-    low: float | None
-    high: float | None
-    tolerance: float
-    verdict: str
-    mean: float | None = None
-    mean_low: float | None = None
-    mean_high: float | None = None
-
-
-@dataclass
-class Sitting:
-    """Everything measured, in the order it was measured (the `--json` file)."""
-
-    recipe: str
-    variant: str | None
-    work: str
-    tolerance_pct: float
-    tolerance_pp: float
-    bundle: str = ""
-    device: str = ""
-    warmup: dict[str, object] = field(default_factory=dict)
-    bares: list[Bare] = field(default_factory=list)
-    runs: list[Run] = field(default_factory=list)
-    pooled: dict[str, Pooled] = field(default_factory=dict)
-    bare_drift_percent: dict[str, float] = field(default_factory=dict)
-    continued_from: list[dict[str, object]] = field(default_factory=list)
-    """Earlier sittings whose comparisons come first in `runs`/`bares` (`--continue-from`): path, device, count."""
-    excluded: list[dict[str, object]] = field(default_factory=list)
-    """Comparisons left out of the pools: the host was not normal while they ran (`--max-host-probe-ms`)."""
-    window_cpu: int | None = None
-    """The CPU every window ran on (None: not pinned)."""
-
-
-# --- statistics ----------------------------------------------------------------------------------------------------
-
-
-def t_975(df: int) -> float:
-    """Student's t 97.5 % quantile with `df` degrees of freedom."""
-    if df <= len(_T_975):
-        return _T_975[df - 1]
-    z = _Z_975
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def signed_rank_quantile(n: int, alpha: float = 1 - CONFIDENCE) -> int:
-    """The largest k with P(T < k) <= alpha/2 for Wilcoxon's signed-rank statistic T of n differences (exact:
-    the null distribution by counting subsets of ranks); 0 when n is too small for the coverage."""
-    counts = [1] + [0] * (n * (n + 1) // 2)
-    for rank in range(1, n + 1):
-        for total in range(len(counts) - 1, rank - 1, -1):
-            counts[total] += counts[total - rank]
-    k, below = 0, 0
-    for total, count in enumerate(counts):
-        below += count
-        if below / 2**n > alpha / 2:
-            break
-        k = total + 1
-    return k
-
-
-def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | None]:
-    """The median of the Walsh averages, with the exact distribution-free 95 % interval around it.
-
-    The host's bursts make the differences heavy-tailed (a burst slows one side of a pair 1.5-2.7x); a mean and
-    its t interval follow the bursts, this pooled shift does not, and its interval needs only a symmetric
-    distribution of the differences (which exchangeable sides give, under the null of no difference)."""
-    n = len(values)
-    walsh = sorted((values[i] + values[j]) / 2 for i in range(n) for j in range(i, n))
-    k = signed_rank_quantile(n)
-    if k < 1:
-        return statistics.median(walsh), None, None
-    return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
-
-
-def intraclass_correlation(groups: list[list[float]]) -> float | None:
-    """One-way ANOVA's ICC(1) of values in groups (a comparison's paired differences): the share of their variance
-    that lies between groups. None with fewer than two groups of two."""
-    groups = [g for g in groups if len(g) >= 2]
-    k, n = len(groups), sum(len(g) for g in groups)
-    if k < 2:
-        return None
-    grand = statistics.fmean(v for g in groups for v in g)
-    between = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (k - 1)
-    within = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / (n - k)
-    size = n / k
-    return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
-
-
-def pool(values: list[float | None], tolerance: float) -> Pooled:
-    """Pooled differences, judged on the Hodges-Lehmann interval: whether it lies inside ±tolerance."""
-    measured = [v for v in values if v is not None]
-    if len(measured) < MIN_ROUNDS:
-        mean = statistics.fmean(measured) if measured else None
-        return Pooled(values, mean, None, None, tolerance, "too few", mean)
-    mean = statistics.fmean(measured)
-    half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
-    estimate, low, high = hodges_lehmann(measured)
-    if low is None or high is None:
-        verdict = "too few"
-    elif -tolerance <= low and high <= tolerance:
-        verdict = "inside"
-    elif high < -tolerance or low > tolerance:
-        verdict = "outside"
-    else:
-        verdict = "undecided"
-    return Pooled(values, estimate, low, high, tolerance, verdict, mean, mean - half, mean + half)
-
-
-# --- processes -----------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Started:
-    """A child started in this round, its output going to `log`."""
-
-    what: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-    started: float
-
-    def result(self) -> tuple[int, str, float]:
-        """(exit code, its output, wall seconds) of the ended child."""
-        code = self.proc.wait()
-        return code, self.log.read_text(encoding="utf-8", errors="replace"), self.ended - self.started
-
-    ended: float = 0.0
-
-
-def _wait_all(children: list[_Started], timeout_s: float) -> None:
-    """Wait for every child, noting when each ends; those still running after `timeout_s` are killed."""
-    deadline = time.perf_counter() + timeout_s
-    running = list(children)
-    while running:
-        for child in list(running):
-            if child.proc.poll() is not None:
-                child.ended = time.perf_counter()
-                running.remove(child)
-        if running and time.perf_counter() > deadline:
-            for child in running:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGKILL)
-        time.sleep(0.05)
-
-
-def _start(what: str, command: list[str], env: dict[str, str], log: Path) -> _Started:
-    """Start `command` in a session of its own (so that it can be killed whole), its output into `log`."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        out.write(f"$ {' '.join(command)}\n".encode())
-        out.flush()
-        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    return _Started(what, proc, log, time.perf_counter())
-
-
-def _failed(what: str, code: int, output: str, log: Path) -> SystemExit:
-    return SystemExit(f"{what} failed (exit {code}; log {log}):\n{output[-LOG_TAIL_CHARS:]}")
 
 
 def _reportgen_command(plan: Plan, results: Path) -> list[str]:
@@ -471,374 +109,6 @@ def _reportgen_command(plan: Plan, results: Path) -> list[str]:
 def _bundle_dir(plan: Plan, results: Path) -> Path:
     recipe = load_recipe(plan.recipe)
     return results / recipe.bundle_name(select_variant(recipe, plan.variant, plan.recipe))
-
-
-def _seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: float) -> None:
-    """A `-p`'s output into `side`: its own fields for round 0's, a `Seed` of `more_seeds` for a later round's."""
-    seed = Seed(round_, wall_s=wall_s, exit_code=code, error=output[-LOG_TAIL_CHARS:] if code != 0 else None)
-    for line in output.splitlines():
-        if line.startswith(SEED_REPS_PREFIX):
-            seed.reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
-    profiles = parse_seed_output(output)
-    if profiles:
-        seed.busy_percent, seed.wall_ms = profiles[-1].busy_percent, profiles[-1].wall_ms
-    if round_ > 0:
-        side.more_seeds.append(seed)
-        return
-    side.seed_wall_s, side.seed_exit_code, side.seed_reps_ms = wall_s, code, seed.reps_ms
-    side.seed_error = seed.error
-    side.seed_busy_percent, side.seed_wall_ms = seed.busy_percent, seed.wall_ms
-    if profiles:
-        side.seed_categories_percent = dict(profiles[-1].categories_percent)
-
-
-def _report_failed_seeds(number: int, graphs: list[GraphSide], logs: dict[str, Path]) -> None:
-    """A line per `-p` of comparison `number` that exited non-zero: its exit, wall time and last line of output
-    (the whole end is kept in the JSON: `Seed.error`), so that a sitting's missing pairs have a stated cause."""
-    for side in graphs:
-        for seed in side.seeds:
-            if seed.exit_code not in (0, None):
-                name = seed_process_name(side.graph, seed.round)
-                last = next((line for line in reversed((seed.error or "").splitlines()) if line.strip()), "")
-                print(
-                    f"comparison {number}: -p {name!r} exited {seed.exit_code} after {seed.wall_s or 0:.0f} s "
-                    f"({len(seed.reps_ms)} timings; log {logs.get(name)}): {last.strip()[:300]}",
-                    flush=True,
-                )
-
-
-def seed_role(round_: int) -> str:
-    """The role of the `-p` paired with reportgen's round `round_` (a role of its own: its pairs retire with it)."""
-    return "seed" if round_ == 0 else f"seed#{round_}"
-
-
-def seed_timing_window(graph: int, k: int | None) -> str:
-    """A fresh `-p`'s k-th timing's window, paired with reportgen's `graph_timing_window` (None: all its timings in
-    one, where the harness cannot be wrapped)."""
-    return f"seed {graph} timing" if k is None else f"seed {graph} timing {k}"
-
-
-def seed_profile_window(graph: int) -> str:
-    """A fresh `-p`'s profile's window, paired with reportgen's `graph_profile_window`."""
-    return f"seed {graph}"
-
-
-def seed_process_name(graph: int, round_: int) -> str:
-    """What a round's `-p` of `graph` is called among a comparison's processes (`_Started.what`, its log)."""
-    return f"seed {graph}" if round_ == 0 else f"seed {graph}#{round_}"
-
-
-def seed_process(wrapper: Path, graph: int) -> None:
-    """In this (fresh) process: exactly `python <wrapper> -p`, its two measurements in windows.
-
-    `-p` times `times` x `repeat` calls (a window per timing, `seed_timing_window`), then profiles as many (window
-    `seed <graph>`); its import, the kernels' loading and the profile's tables stay outside the windows.
-    """
-    window.connect()
-    import torch._inductor.wrapper_benchmark as wrapper_benchmark
-
-    main = wrapper_benchmark.compiled_module_main
-    calls = iter(("timing", "profile"))
-
-    def in_windows(name: str, benchmark: Callable[..., float]) -> None:
-        def measured(*args: object, **kwargs: object) -> float:
-            if next(calls, "more") != "timing":
-                with window.timed_window(seed_profile_window(graph)):
-                    return benchmark(*args, **kwargs)
-            with contextlib.ExitStack() as stack:
-                each = stack.enter_context(
-                    inductor.each_timing(lambda k: window.timed_window(seed_timing_window(graph, k)))
-                )
-                if each is None:
-                    stack.enter_context(window.timed_window(seed_timing_window(graph, None)))
-                taken = benchmark(*args, **kwargs)
-            if each:  # every timing in ms per call, as reportgen's bundle keeps its own
-                times = int(str(kwargs.get("times", 10)))
-                print(SEED_REPS_PREFIX + json.dumps([seconds / times * 1e3 for seconds in each]), flush=True)
-            return taken
-
-        main(name, measured)
-
-    wrapper_benchmark.compiled_module_main = in_windows  # the wrapper imports it late, in its __main__ block
-    sys.argv = [str(wrapper), "-p"]
-    runpy.run_path(str(wrapper), run_name="__main__")
-
-
-def _read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
-    """The figures of the bundle just written, read before the next run moves it into the history."""
-    bundle = load_bundle(bundle_dir)
-    metrics = bundle.manifest.metrics
-    if metrics.eager is None or metrics.compiled is None:
-        raise SystemExit(f"{bundle_dir}: no eager or compiled step times")
-    run = Run(
-        round=round_,
-        path=str(bundle_dir),
-        wall_s=wall_s,
-        eager_ms=metrics.eager.median_ms,
-        compiled_ms=metrics.compiled.median_ms,
-        host_probe_ms=list(metrics.host_probe_ms),
-        compile_s=metrics.compile_time_s,
-        inductor_cache=str(bundle.manifest.inductor_cache),
-    )
-    graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
-    benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}
-    wrappers = sorted((m for m in bundle.manifest.modules if m.kind == "wrapper"), key=lambda m: m.order)
-    for number, module in enumerate(wrappers):
-        side = GraphSide(graph=number, seed_module=module.path)
-        if (graph := graphs.get(number)) is not None:
-            side.label = graph.label
-            side.busy_percent = graph.busy_seed_percent
-            side.categories_percent = dict(graph.seed_categories_percent)
-            side.unprofiled_wall_ms = graph.unprofiled_wall_ms
-            side.unprofiled_rounds_ms = list(graph.unprofiled_rounds_ms)
-        if (bench := benches.get(number)) is not None:
-            side.first_wall_ms = bench.first_wall_ms
-            side.unprofiled_reps_ms = [list(reps) for reps in bench.reps_ms]
-        run.graphs.append(side)
-    return run
-
-
-# --- figures -------------------------------------------------------------------------------------------------------
-
-
-def _pct(new: float, ref: float) -> float:
-    return 100 * (new / ref - 1)
-
-
-def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
-    """d_i (%) per step figure: run i against the bare loop whose blocks took turns with its own."""
-    out: dict[str, list[float | None]] = {key: [] for key in STEP_FIGURES}
-    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
-        for key in STEP_FIGURES:
-            out[key].append(_pct(getattr(run, key), getattr(bare, key)))
-    return out
-
-
-def _graph_keys(sitting: Sitting) -> Iterator[tuple[int, str]]:
-    """(graph, "busy" or a seed bucket) of every graph any run captured."""
-    numbers = sorted({g.graph for run in sitting.runs for g in run.graphs})
-    for number in numbers:
-        yield number, "busy"
-        for bucket in SEED_BUCKETS:
-            yield number, bucket
-
-
-def graph_differences(sitting: Sitting) -> dict[tuple[int, str], list[float | None]]:
-    """Per graph and round: bundle minus that round's fresh `-p`, in pp (None: one side measured nothing)."""
-    out: dict[tuple[int, str], list[float | None]] = {}
-    for number, what in _graph_keys(sitting):
-        values: list[float | None] = []
-        for run in sitting.runs:
-            side = next((g for g in run.graphs if g.graph == number), None)
-            if side is None or side.busy_percent is None or side.seed_busy_percent is None:
-                values.append(None)
-            elif what == "busy":
-                values.append(side.busy_percent - side.seed_busy_percent)
-            else:
-                ours = side.categories_percent.get(what, 0.0)
-                values.append(ours - side.seed_categories_percent.get(what, 0.0))
-        out[number, what] = values
-    return out
-
-
-def paired_busy_differences(sitting: Sitting) -> dict[int, list[float]]:
-    """Per graph: every comparison's timing-by-timing busy differences (pp), pooled together. A comparison's two
-    medians are each a draw between the host's fast and slow states (a vCPU flips every second or so, a side's
-    timings last one to two); a pair, back to back, shares the state, so its difference cancels it."""
-    out: dict[int, list[float]] = {}
-    for run in sitting.runs:
-        for side in run.graphs:
-            if pairs := side.paired_busy_pp:
-                out.setdefault(side.graph, []).extend(pairs)
-    return out
-
-
-def _graph_name(sitting: Sitting, number: int) -> str:
-    labels = [g.label for run in sitting.runs for g in run.graphs if g.graph == number and g.label]
-    return one_line(labels[0]) if labels else f"graph {number}"  # (a bundle's text, bound for a terminal)
-
-
-def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -> None:
-    """Pool every figure's differences so far."""
-    sitting.pooled = {key: pool(v, tolerance_pct) for key, v in step_differences(sitting).items()}
-    for (number, what), values in graph_differences(sitting).items():
-        sitting.pooled[f"graph {number} {what}"] = pool(values, tolerance_pp)
-    for number, pairs in paired_busy_differences(sitting).items():
-        sitting.pooled[f"graph {number}{PAIRED}"] = pool(list(pairs), tolerance_pp)
-    if len(sitting.bares) >= 2:
-        for key in (*STEP_FIGURES, "host_probe_ms"):
-            figures = [_bare_figure(b, key) for b in sitting.bares]
-            sitting.bare_drift_percent[key] = _pct(max(figures), min(figures))
-
-
-def _bare_figure(bare: Bare, key: str) -> float:
-    return statistics.median(bare.host_probe_ms) if key == "host_probe_ms" else float(getattr(bare, key))
-
-
-def undecided(sitting: Sitting) -> list[str]:
-    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy (timing by
-    timing where the pairs were kept, else comparison by comparison)."""
-
-    def judged(key: str) -> bool:
-        paired = key.removesuffix(" busy") + PAIRED
-        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and paired not in pooled)
-
-    pooled = sitting.pooled
-    return [key for key, p in pooled.items() if p.verdict in ("undecided", "too few") and judged(key)]
-
-
-# --- output --------------------------------------------------------------------------------------------------------
-
-
-def interval_text(p: Pooled) -> str:
-    """A pooled figure's 95 % interval as "[low, high]" (— when there is none)."""
-    return "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
-
-
-def _fmt(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:+.{digits}f}"
-
-
-def _pooled_rows(sitting: Sitting, keys: list[tuple[str, str]], unit: str) -> list[list[str]]:
-    rows = []
-    for key, name in keys:
-        p = sitting.pooled[key]
-        interval = interval_text(p)
-        mean = (
-            "—"
-            if p.mean_low is None or p.mean_high is None
-            else f"{p.mean:+.2f} [{p.mean_low:+.2f}, {p.mean_high:+.2f}]"
-        )
-        verdict = f"{p.verdict} ±{p.tolerance:g} {unit}"
-        rows.append([name, *(_fmt(v) for v in p.values), _fmt(p.estimate, 2), interval, verdict, mean])
-    return rows
-
-
-def _headers(sitting: Sitting, first: str) -> list[str]:
-    rounds = len(sitting.pooled[STEP_FIGURES[0]].values)
-    return [first, *(f"#{i + 1}" for i in range(rounds)), "HL", f"{CONFIDENCE:.0%} CI", "verdict", "mean [t CI]"]
-
-
-def _process_rows(sitting: Sitting) -> list[list[object]]:
-    """Every timed process in the order it ran: medians, speedup, host probe median, wall time."""
-    rows: list[list[object]] = []
-    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
-        probe = statistics.median(run.host_probe_ms) if run.host_probe_ms else None
-        rows.append([f"reportgen {run.round}", run.eager_ms, run.compiled_ms, run.speedup, probe, run.wall_s])
-        probe = statistics.median(bare.host_probe_ms)
-        rows.append([f"bare {bare.index}", bare.eager_ms, bare.compiled_ms, bare.speedup, probe, bare.wall_s])
-    return rows
-
-
-def report(sitting: Sitting) -> None:
-    """Print the processes, the pooled tables and round 1's costs."""
-    print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
-    headers = ["process", "eager ms", "compiled ms", "speedup", "host probe ms (median)", "wall s"]
-    print(tabulate(_process_rows(sitting), headers=headers, floatfmt=".3f", missingval="—"))
-    drift = ", ".join(f"{k} {v:.1f} %" for k, v in sitting.bare_drift_percent.items())
-    print(f"bare loops' own drift (max/min - 1 over {len(sitting.bares)}): {drift}")
-    print("\nreportgen / bare loop of the same round (their step blocks took turns) - 1, %")
-    keys = [(k, k) for k in STEP_FIGURES]
-    print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
-    numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
-    for number in numbers:
-        keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
-        print(f"\n{_graph_name(sitting, number)}: bundle - fresh -p, pp")
-        print(tabulate(_pooled_rows(sitting, keys, "pp"), headers=_headers(sitting, "share"), disable_numparse=True))
-        _paired_reps(sitting, number)
-    missing = [
-        f"r{run.round} graph {g.graph} ({'no -p report' if g.seed_busy_percent is None else 'no busy in bundle'})"
-        for run in sitting.runs
-        for g in run.graphs
-        if g.seed_busy_percent is None or g.busy_percent is None
-    ]
-    if missing:
-        print(f"\nnot compared (one side measured nothing): {', '.join(missing)}")
-    _costs(sitting)
-    if left := undecided(sitting):
-        print(f"\nnot decided (too few comparisons, or the interval straddles a tolerance edge): {', '.join(left)}")
-
-
-def _paired_reps(sitting: Sitting, number: int) -> None:
-    """The graph's wall per call against the `-p`'s, two ways: reportgen's first round timing by timing (each
-    pair took turns: what the method adds on the same moments of the host), and the round the bundle keeps (the
-    busy % divides by it). (Reportgen's first 10x10 calls are made outside windows, beside the round's other
-    processes: no measure of anything here.)"""
-    sides = [g for run in sitting.runs for g in run.graphs if g.graph == number]
-
-    def ratio(ours: float | None, theirs: float | None) -> float | None:
-        return None if ours is None or not theirs else _pct(ours, theirs)
-
-    rows = {
-        "reportgen's first round / the -p, timing by timing (median)": [g.paired_reps_percent for g in sides],
-        "reportgen's kept round / the -p": [ratio(g.unprofiled_wall_ms, g.seed_wall_ms) for g in sides],
-    }
-    for name, values in rows.items():
-        if not any(v is not None for v in values):
-            continue
-        p = pool(values, TOLERANCE_PCT)
-        interval = interval_text(p)
-        print(
-            f"wall per call, {name} - 1, %: {', '.join(_fmt(v, 2) for v in values)}; HL {_fmt(p.estimate, 2)} {interval}"
-        )
-    if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
-        per_side = [g.paired_busy_pp for g in sides]  # (a property that computes: once each)
-        medians = [statistics.median(pairs) if pairs else None for pairs in per_side]
-        print(
-            f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
-            f"comparisons; HL {_fmt(paired.estimate, 2)} {interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} pp; "
-            f"mean {_fmt(paired.mean, 2)}"
-        )
-        # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
-        by_process = pool(list(medians), paired.tolerance)
-        icc = intraclass_correlation([pairs for pairs in per_side if pairs])
-        print(
-            f"  the same, one median per comparison ({', '.join(_fmt(m) for m in medians)}): HL "
-            f"{_fmt(by_process.estimate, 2)} {interval_text(by_process)}, {by_process.verdict}; intraclass correlation of the pairs "
-            f"{_fmt(icc, 3)} ({_icc_reading(icc)})"
-        )
-
-
-def _icc_reading(icc: float | None) -> str:
-    if icc is None:
-        return "too few comparisons to tell whether a comparison's pairs move together"
-    if icc < ICC_INDEPENDENT:
-        return "a comparison's pairs do not move together: pooling every pair is fair"
-    return "a comparison's pairs move together: trust the line of medians, not the pooled pairs"
-
-
-def _costs(sitting: Sitting) -> None:
-    warm = sitting.warmup
-    print(f"\nwarm-up run (cache {warm.get('inductor_cache')}): {warm.get('wall_s', 0):.1f} s, ", end="")
-    print(f"first-call compile {warm.get('compile_s') or 0:.1f} s")
-    if not sitting.runs:
-        return
-    run = sitting.runs[0]
-    walls = [g.seed_wall_s or 0.0 for g in run.graphs]
-    manual_s = (run.compile_s or 0.0) + sum(walls)
-    print(
-        f"round 1: reportgen run {run.wall_s:.1f} s; first-call compile {run.compile_s or 0:.1f} s + -p runs "
-        f"{' + '.join(f'{w:.1f}' for w in walls) or '0'} s = {manual_s:.1f} s; "
-        f"ratio {run.wall_s / manual_s if manual_s else math.nan:.2f}"
-    )
-
-
-def _dump(sitting: Sitting, out: Path | None) -> None:
-    """Write every number to `out` (atomically: a killed run leaves the previous complete file)."""
-    if out is None:
-        return
-    data = asdict(sitting)
-    for bare, kept in zip(data["bares"], sitting.bares, strict=True):
-        bare["speedup"] = kept.speedup
-    for run, kept_run in zip(data["runs"], sitting.runs, strict=True):
-        run["speedup"] = kept_run.speedup
-    data["step_differences_percent"] = step_differences(sitting)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(out)
-
-
-# --- the sitting ---------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -973,7 +243,7 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
 
 def _start_group(
     plan: Plan, coordinator: Coordinator, group: str, number: int, warm: Run, env: dict[str, str], seeds: int
-) -> list[_Started]:
+) -> list[Started]:
     """Comparison `number`'s processes: reportgen (or bare loop A), its bare loop and a `-p` per graph."""
     logs, results = plan.work / "logs", plan.work / "results" / group
 
@@ -983,23 +253,23 @@ def _start_group(
     bare_command = [sys.executable, __file__, str(plan.recipe), "--bare"]
     bare_command += ["--variant", plan.variant] if plan.variant else []
     first = (
-        _start("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
+        start_child("reportgen", bare_command, role("reportgen", env), logs / f"bare-a-{number}.log")
         if plan.aa  # A/A: a second bare loop in reportgen's place, the floor of what rounds can show
-        else _start(
+        else start_child(
             "reportgen",
             _reportgen_command(plan, results),
             role("reportgen", dict(os.environ)),
             logs / f"reportgen-{number}.log",
         )
     )
-    started = [first, _start("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
+    started = [first, start_child("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
     for side in warm.graphs if seeds else []:
         assert side.seed_module is not None
         command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
         for round_ in range(seeds):
             what = seed_process_name(side.graph, round_)
             log = logs / f"{what.replace(' ', f'-{number}-')}.log"  # seed-<comparison>-<graph>[#<round>].log
-            started.append(_start(what, [*command, str(side.graph)], role(seed_role(round_), env), log))
+            started.append(start_child(what, [*command, str(side.graph)], role(seed_role(round_), env), log))
     for child in started:
         coordinator.register(child.proc.pid, f"{child.what}@{group}")
     return started
@@ -1015,7 +285,7 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     log = plan.work / "logs" / f"windows-{first}.log"
     with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
         started = {n: _start_group(plan, coordinator, str(n), n, warm, env, seeds) for n in numbers}
-        _wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
+        wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
         windows = list(coordinator.granted)
     for number in numbers:
         _collect(plan, sitting, number, started[number], windows, seeds)
@@ -1025,7 +295,7 @@ def _collect(
     plan: Plan,
     sitting: Sitting,
     number: int,
-    started: list[_Started],
+    started: list[Started],
     windows: list[tuple[str, str, float, float]],
     seeds: int,
 ) -> None:
@@ -1033,7 +303,7 @@ def _collect(
     finished = {child.what: child.result() for child in started}
     code, output, wall_s = finished["reportgen"]
     if code != 0:
-        raise _failed(f"reportgen run (comparison {number})", code, output, started[0].log)
+        raise failed(f"reportgen run (comparison {number})", code, output, started[0].log)
     suffix = Grouped.SEPARATOR + str(number)
     mine = [(r[: -len(suffix)], w, o, c) for r, w, o, c in windows if r.endswith(suffix)]
     if plan.aa:
@@ -1049,18 +319,18 @@ def _collect(
             inductor_cache="kept-warm",
         )
     else:
-        run = _read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
+        run = read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
     run.windows = _window_summary(mine)
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
-        raise _failed(f"bare loop (comparison {number})", code, output, started[1].log)
+        raise failed(f"bare loop (comparison {number})", code, output, started[1].log)
     found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
     bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
     for side in run.graphs:
         for round_ in range(seeds):  # the `-p` processes `_start_group` started
             if (seed := finished.get(seed_process_name(side.graph, round_))) is not None:
-                _seed_result(side, round_, *seed)
-    _report_failed_seeds(number, run.graphs, {child.what: child.log for child in started})
+                seed_result(side, round_, *seed)
+    report_failed_seeds(number, run.graphs, {child.what: child.log for child in started})
     sitting.device = sitting.device or bare.device
     if (probe := _slow_host(plan, bare)) is not None:
         sitting.excluded.append({"comparison": number, "bare_host_probe_ms": probe, "run": asdict(run)})
@@ -1071,14 +341,12 @@ def _collect(
     print(
         f"comparison {number}: reportgen {wall_s:.1f} s, eager {run.eager_ms:.3f} / bare {bare.eager_ms:.3f} ms, "
         f"compiled {run.compiled_ms:.3f} / bare {bare.compiled_ms:.3f} ms; "
-        + "; ".join(
-            f"graph {g.graph} busy {_fmt(g.busy_percent)} / -p {_fmt(g.seed_busy_percent)} %" for g in run.graphs
-        )
+        + "; ".join(f"graph {g.graph} busy {fmt(g.busy_percent)} / -p {fmt(g.seed_busy_percent)} %" for g in run.graphs)
         + f"; windows {run.windows}",
         flush=True,
     )
     update_pooled(sitting, plan.tolerance_pct, plan.tolerance_pp)
-    _dump(sitting, plan.json_out)
+    dump_sitting(sitting, plan.json_out)
 
 
 def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, object]:
@@ -1142,14 +410,14 @@ def compare(plan: Plan) -> Sitting:
     if not (warm_dir / MANIFEST_FILE).is_file():
         _check_host_first(plan.max_host_probe_ms)
         warm_log = logs / "warmup.log"
-        warming = _start("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
-        _wait_all([warming], plan.round_timeout_s)
+        warming = start_child("warm-up", _reportgen_command(plan, plan.work / "warmup"), dict(os.environ), warm_log)
+        wait_all([warming], plan.round_timeout_s)
         code, output, warm_s = warming.result()
         if code != 0:
-            raise _failed("warm-up reportgen run", code, output, warm_log)
+            raise failed("warm-up reportgen run", code, output, warm_log)
     else:
         warm_s = 0.0  # `--warm-up-only` made it earlier (e.g. beside another recipe's warm-up)
-    warm = _read_run(warm_dir, 0, warm_s)
+    warm = read_run(warm_dir, 0, warm_s)
     sitting.bundle = warm_dir.name
     sitting.warmup = {"path": warm.path, "wall_s": warm_s, "compile_s": warm.compile_s}
     sitting.warmup["inductor_cache"] = warm.inductor_cache
@@ -1266,7 +534,7 @@ def main() -> int:
     if args.report:
         sitting = reread(args.report, args.tolerance_pct, args.tolerance_pp)
         report(sitting)
-        _dump(sitting, args.json)  # one file to `--continue-from`
+        dump_sitting(sitting, args.json)  # one file to `--continue-from`
         return 0
     if args.recipe is None:
         parser.error("a recipe is needed (or --report JSON...)")

@@ -76,9 +76,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from fidelity_stats import Pooled, interval_text, pool
 from fresh_process import repo_env
 from tabulate import tabulate
-from timing_fidelity import Deadline, Pooled, interval_text, pool, recipe_with_steps
+from timing_fidelity import Deadline, recipe_with_steps
 
 from reportgen.analyze.timing import LEVEL, RESAMPLES, SEED
 from reportgen.bundle import iter_bundles, load_bundle

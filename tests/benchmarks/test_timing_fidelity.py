@@ -1,4 +1,4 @@
-"""Tests of benchmarks/timing_fidelity.py: a fresh `-p` that fails says why, and the sitting's file keeps it."""
+"""Tests of benchmarks/timing_fidelity.py (and its fidelity_* modules): a fresh `-p` that fails says why, and the sitting's file keeps it."""
 
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
+import fidelity_children
 import timing_fidelity
-from timing_fidelity import GraphSide, Sitting
+from fidelity_records import GraphSide, Sitting
 
 OOM = "Traceback (most recent call last):\n  ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n\n"
-TIMINGS = timing_fidelity.SEED_REPS_PREFIX + json.dumps([1.5, 1.4, 1.6]) + "\n"
+TIMINGS = fidelity_children.SEED_REPS_PREFIX + json.dumps([1.5, 1.4, 1.6]) + "\n"
 
 
 def test_a_failed_p_prints_its_last_line_and_keeps_its_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     side = GraphSide(1)
-    timing_fidelity._seed_result(side, 0, 0, TIMINGS, 300.0)
-    timing_fidelity._seed_result(side, 1, 1, "$ python wrapper.py -p\n" + OOM, 380.0)
+    fidelity_children.seed_result(side, 0, 0, TIMINGS, 300.0)
+    fidelity_children.seed_result(side, 1, 1, "$ python wrapper.py -p\n" + OOM, 380.0)
     logs = {"seed 1": tmp_path / "seed-1.log", "seed 1#1": tmp_path / "seed-1#1.log"}
-    timing_fidelity._report_failed_seeds(3, [side], logs)
+    fidelity_children.report_failed_seeds(3, [side], logs)
     out = capsys.readouterr().out.splitlines()
     assert out == [
         f"comparison 3: -p 'seed 1#1' exited 1 after 380 s (0 timings; log {logs['seed 1#1']}): "
@@ -35,8 +36,8 @@ def test_a_failed_p_prints_its_last_line_and_keeps_its_end(tmp_path: Path, capsy
 
 def test_the_error_survives_the_sittings_file(tmp_path: Path) -> None:
     side = GraphSide(0)
-    timing_fidelity._seed_result(side, 0, 1, OOM, 12.0)
-    timing_fidelity._seed_result(side, 1, 1, OOM, 13.0)
+    fidelity_children.seed_result(side, 0, 1, OOM, 12.0)
+    fidelity_children.seed_result(side, 1, 1, OOM, 13.0)
     run = {"round": 1, "path": "p", "wall_s": 1.0, "eager_ms": 2.0, "compiled_ms": 1.0, "host_probe_ms": [1.0]}
     run |= {"compile_s": None, "inductor_cache": "kept-warm", "graphs": [dataclasses.asdict(side)]}
     path = tmp_path / "sitting.json"

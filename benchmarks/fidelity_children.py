@@ -1,0 +1,218 @@
+"""Timing fidelity's child processes: the bare loop and a fresh `python <wrapper>.py -p`, each measuring in the
+coordinator's windows, and how a round starts, waits for and reads them (`timing_fidelity.py`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import runpy
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fidelity_records import GraphSide, Seed
+
+from reportgen.formats import parse_seed_output
+from reportgen.pipeline import variant_recipe
+from reportgen.run import inductor, window
+
+__all__: list[str] = []
+
+LOG_TAIL_CHARS = 3000
+"""How much of a failed child's output to show."""
+
+
+SEED_REPS_PREFIX = "fidelity-seed-reps: "
+"""A `-p` process prints its timings (JSON, ms per call) after this, for `seed_result`."""
+
+
+def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
+    """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
+    import torch
+
+    from reportgen.run.host import host_probe
+    from reportgen.run.workload import build_workload, compile_model, resolve_device
+
+    window.connect()  # the coordinator pauses this process during reportgen's windows from now on
+    recipe = variant_recipe(recipe_path, variant)
+    device = resolve_device(recipe.device)
+    recipe = recipe.for_device(device)
+    work = build_workload(recipe, str(recipe_path.parent), device)
+    compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    def block(fn: Callable[..., object], steps: int) -> float:
+        sync()
+        start = time.perf_counter()
+        for _ in range(steps):
+            work.step(fn)
+        sync()
+        return (time.perf_counter() - start) / steps * 1e3
+
+    profile = recipe.profile
+    for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
+        for _ in range(max(profile.warmup, 1)):
+            block(fn, 1)
+    eager, comp, probe = [], [], []
+    for _ in range(profile.steps):
+        with window.timed_window(
+            window.STEPS_WINDOW
+        ):  # takes turns with reportgen's pairs of blocks, as the run's are held
+            probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
+            eager.append(block(work.model, profile.block_steps))
+            comp.append(block(compiled, profile.block_steps))
+    return {
+        "device": device,
+        "eager_ms": statistics.median(eager),
+        "compiled_ms": statistics.median(comp),
+        "eager_samples_ms": eager,
+        "compiled_samples_ms": comp,
+        "host_probe_ms": probe,
+    }
+
+
+@dataclass
+class Started:
+    """A child started in this round, its output going to `log`."""
+
+    what: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    started: float
+
+    def result(self) -> tuple[int, str, float]:
+        """(exit code, its output, wall seconds) of the ended child."""
+        code = self.proc.wait()
+        return code, self.log.read_text(encoding="utf-8", errors="replace"), self.ended - self.started
+
+    ended: float = 0.0
+
+
+def wait_all(children: list[Started], timeout_s: float) -> None:
+    """Wait for every child, noting when each ends; those still running after `timeout_s` are killed."""
+    deadline = time.perf_counter() + timeout_s
+    running = list(children)
+    while running:
+        for child in list(running):
+            if child.proc.poll() is not None:
+                child.ended = time.perf_counter()
+                running.remove(child)
+        if running and time.perf_counter() > deadline:
+            for child in running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def start_child(what: str, command: list[str], env: dict[str, str], log: Path) -> Started:
+    """Start `command` in a session of its own (so that it can be killed whole), its output into `log`."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        out.write(f"$ {' '.join(command)}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return Started(what, proc, log, time.perf_counter())
+
+
+def failed(what: str, code: int, output: str, log: Path) -> SystemExit:
+    return SystemExit(f"{what} failed (exit {code}; log {log}):\n{output[-LOG_TAIL_CHARS:]}")
+
+
+def seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: float) -> None:
+    """A `-p`'s output into `side`: its own fields for round 0's, a `Seed` of `more_seeds` for a later round's."""
+    seed = Seed(round_, wall_s=wall_s, exit_code=code, error=output[-LOG_TAIL_CHARS:] if code != 0 else None)
+    for line in output.splitlines():
+        if line.startswith(SEED_REPS_PREFIX):
+            seed.reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
+    profiles = parse_seed_output(output)
+    if profiles:
+        seed.busy_percent, seed.wall_ms = profiles[-1].busy_percent, profiles[-1].wall_ms
+    if round_ > 0:
+        side.more_seeds.append(seed)
+        return
+    side.seed_wall_s, side.seed_exit_code, side.seed_reps_ms = wall_s, code, seed.reps_ms
+    side.seed_error = seed.error
+    side.seed_busy_percent, side.seed_wall_ms = seed.busy_percent, seed.wall_ms
+    if profiles:
+        side.seed_categories_percent = dict(profiles[-1].categories_percent)
+
+
+def report_failed_seeds(number: int, graphs: list[GraphSide], logs: dict[str, Path]) -> None:
+    """A line per `-p` of comparison `number` that exited non-zero: its exit, wall time and last line of output
+    (the whole end is kept in the JSON: `Seed.error`), so that a sitting's missing pairs have a stated cause."""
+    for side in graphs:
+        for seed in side.seeds:
+            if seed.exit_code not in (0, None):
+                name = seed_process_name(side.graph, seed.round)
+                last = next((line for line in reversed((seed.error or "").splitlines()) if line.strip()), "")
+                print(
+                    f"comparison {number}: -p {name!r} exited {seed.exit_code} after {seed.wall_s or 0:.0f} s "
+                    f"({len(seed.reps_ms)} timings; log {logs.get(name)}): {last.strip()[:300]}",
+                    flush=True,
+                )
+
+
+def seed_role(round_: int) -> str:
+    """The role of the `-p` paired with reportgen's round `round_` (a role of its own: its pairs retire with it)."""
+    return "seed" if round_ == 0 else f"seed#{round_}"
+
+
+def seed_timing_window(graph: int, k: int | None) -> str:
+    """A fresh `-p`'s k-th timing's window, paired with reportgen's `graph_timing_window` (None: all its timings in
+    one, where the harness cannot be wrapped)."""
+    return f"seed {graph} timing" if k is None else f"seed {graph} timing {k}"
+
+
+def seed_profile_window(graph: int) -> str:
+    """A fresh `-p`'s profile's window, paired with reportgen's `graph_profile_window`."""
+    return f"seed {graph}"
+
+
+def seed_process_name(graph: int, round_: int) -> str:
+    """What a round's `-p` of `graph` is called among a comparison's processes (`Started.what`, its log)."""
+    return f"seed {graph}" if round_ == 0 else f"seed {graph}#{round_}"
+
+
+def seed_process(wrapper: Path, graph: int) -> None:
+    """In this (fresh) process: exactly `python <wrapper> -p`, its two measurements in windows.
+
+    `-p` times `times` x `repeat` calls (a window per timing, `seed_timing_window`), then profiles as many (window
+    `seed <graph>`); its import, the kernels' loading and the profile's tables stay outside the windows.
+    """
+    window.connect()
+    import torch._inductor.wrapper_benchmark as wrapper_benchmark
+
+    main = wrapper_benchmark.compiled_module_main
+    calls = iter(("timing", "profile"))
+
+    def in_windows(name: str, benchmark: Callable[..., float]) -> None:
+        def measured(*args: object, **kwargs: object) -> float:
+            if next(calls, "more") != "timing":
+                with window.timed_window(seed_profile_window(graph)):
+                    return benchmark(*args, **kwargs)
+            with contextlib.ExitStack() as stack:
+                each = stack.enter_context(
+                    inductor.each_timing(lambda k: window.timed_window(seed_timing_window(graph, k)))
+                )
+                if each is None:
+                    stack.enter_context(window.timed_window(seed_timing_window(graph, None)))
+                taken = benchmark(*args, **kwargs)
+            if each:  # every timing in ms per call, as reportgen's bundle keeps its own
+                times = int(str(kwargs.get("times", 10)))
+                print(SEED_REPS_PREFIX + json.dumps([seconds / times * 1e3 for seconds in each]), flush=True)
+            return taken
+
+        main(name, measured)
+
+    wrapper_benchmark.compiled_module_main = in_windows  # the wrapper imports it late, in its __main__ block
+    sys.argv = [str(wrapper), "-p"]
+    runpy.run_path(str(wrapper), run_name="__main__")

@@ -1,0 +1,260 @@
+"""Timing fidelity's figures and report: per comparison differences, their pools and verdicts, the printed tables
+and the `--json` file (`timing_fidelity.py`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+from fidelity_records import Bare, Sitting
+from fidelity_stats import CONFIDENCE, TOLERANCE_PCT, interval_text, intraclass_correlation, pool
+from tabulate import tabulate
+
+from reportgen.bundle import SEED_BUCKETS
+from reportgen.escape import one_line
+
+__all__: list[str] = []
+
+STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
+
+
+ICC_INDEPENDENT = 0.1
+"""Below this intraclass correlation a comparison's paired differences count as independent draws (the host's
+state, the noise they share, flips every second or so; a process's own offset would raise it)."""
+
+
+PAIRED = " busy paired"
+"""Suffix of a graph's pooled busy difference timing by timing (`GraphSide.paired_busy_pp`, every pair pooled)."""
+
+
+def _pct(new: float, ref: float) -> float:
+    return 100 * (new / ref - 1)
+
+
+def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
+    """d_i (%) per step figure: run i against the bare loop whose blocks took turns with its own."""
+    out: dict[str, list[float | None]] = {key: [] for key in STEP_FIGURES}
+    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
+        for key in STEP_FIGURES:
+            out[key].append(_pct(getattr(run, key), getattr(bare, key)))
+    return out
+
+
+def _graph_keys(sitting: Sitting) -> Iterator[tuple[int, str]]:
+    """(graph, "busy" or a seed bucket) of every graph any run captured."""
+    numbers = sorted({g.graph for run in sitting.runs for g in run.graphs})
+    for number in numbers:
+        yield number, "busy"
+        for bucket in SEED_BUCKETS:
+            yield number, bucket
+
+
+def graph_differences(sitting: Sitting) -> dict[tuple[int, str], list[float | None]]:
+    """Per graph and round: bundle minus that round's fresh `-p`, in pp (None: one side measured nothing)."""
+    out: dict[tuple[int, str], list[float | None]] = {}
+    for number, what in _graph_keys(sitting):
+        values: list[float | None] = []
+        for run in sitting.runs:
+            side = next((g for g in run.graphs if g.graph == number), None)
+            if side is None or side.busy_percent is None or side.seed_busy_percent is None:
+                values.append(None)
+            elif what == "busy":
+                values.append(side.busy_percent - side.seed_busy_percent)
+            else:
+                ours = side.categories_percent.get(what, 0.0)
+                values.append(ours - side.seed_categories_percent.get(what, 0.0))
+        out[number, what] = values
+    return out
+
+
+def paired_busy_differences(sitting: Sitting) -> dict[int, list[float]]:
+    """Per graph: every comparison's timing-by-timing busy differences (pp), pooled together. A comparison's two
+    medians are each a draw between the host's fast and slow states (a vCPU flips every second or so, a side's
+    timings last one to two); a pair, back to back, shares the state, so its difference cancels it."""
+    out: dict[int, list[float]] = {}
+    for run in sitting.runs:
+        for side in run.graphs:
+            if pairs := side.paired_busy_pp:
+                out.setdefault(side.graph, []).extend(pairs)
+    return out
+
+
+def _graph_name(sitting: Sitting, number: int) -> str:
+    labels = [g.label for run in sitting.runs for g in run.graphs if g.graph == number and g.label]
+    return one_line(labels[0]) if labels else f"graph {number}"  # (a bundle's text, bound for a terminal)
+
+
+def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -> None:
+    """Pool every figure's differences so far."""
+    sitting.pooled = {key: pool(v, tolerance_pct) for key, v in step_differences(sitting).items()}
+    for (number, what), values in graph_differences(sitting).items():
+        sitting.pooled[f"graph {number} {what}"] = pool(values, tolerance_pp)
+    for number, pairs in paired_busy_differences(sitting).items():
+        sitting.pooled[f"graph {number}{PAIRED}"] = pool(list(pairs), tolerance_pp)
+    if len(sitting.bares) >= 2:
+        for key in (*STEP_FIGURES, "host_probe_ms"):
+            figures = [_bare_figure(b, key) for b in sitting.bares]
+            sitting.bare_drift_percent[key] = _pct(max(figures), min(figures))
+
+
+def _bare_figure(bare: Bare, key: str) -> float:
+    return statistics.median(bare.host_probe_ms) if key == "host_probe_ms" else float(getattr(bare, key))
+
+
+def undecided(sitting: Sitting) -> list[str]:
+    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy (timing by
+    timing where the pairs were kept, else comparison by comparison)."""
+
+    def judged(key: str) -> bool:
+        paired = key.removesuffix(" busy") + PAIRED
+        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and paired not in pooled)
+
+    pooled = sitting.pooled
+    return [key for key, p in pooled.items() if p.verdict in ("undecided", "too few") and judged(key)]
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:+.{digits}f}"
+
+
+def _pooled_rows(sitting: Sitting, keys: list[tuple[str, str]], unit: str) -> list[list[str]]:
+    rows = []
+    for key, name in keys:
+        p = sitting.pooled[key]
+        interval = interval_text(p)
+        mean = (
+            "—"
+            if p.mean_low is None or p.mean_high is None
+            else f"{p.mean:+.2f} [{p.mean_low:+.2f}, {p.mean_high:+.2f}]"
+        )
+        verdict = f"{p.verdict} ±{p.tolerance:g} {unit}"
+        rows.append([name, *(fmt(v) for v in p.values), fmt(p.estimate, 2), interval, verdict, mean])
+    return rows
+
+
+def _headers(sitting: Sitting, first: str) -> list[str]:
+    rounds = len(sitting.pooled[STEP_FIGURES[0]].values)
+    return [first, *(f"#{i + 1}" for i in range(rounds)), "HL", f"{CONFIDENCE:.0%} CI", "verdict", "mean [t CI]"]
+
+
+def _process_rows(sitting: Sitting) -> list[list[object]]:
+    """Every timed process in the order it ran: medians, speedup, host probe median, wall time."""
+    rows: list[list[object]] = []
+    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
+        probe = statistics.median(run.host_probe_ms) if run.host_probe_ms else None
+        rows.append([f"reportgen {run.round}", run.eager_ms, run.compiled_ms, run.speedup, probe, run.wall_s])
+        probe = statistics.median(bare.host_probe_ms)
+        rows.append([f"bare {bare.index}", bare.eager_ms, bare.compiled_ms, bare.speedup, probe, bare.wall_s])
+    return rows
+
+
+def report(sitting: Sitting) -> None:
+    """Print the processes, the pooled tables and round 1's costs."""
+    print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
+    headers = ["process", "eager ms", "compiled ms", "speedup", "host probe ms (median)", "wall s"]
+    print(tabulate(_process_rows(sitting), headers=headers, floatfmt=".3f", missingval="—"))
+    drift = ", ".join(f"{k} {v:.1f} %" for k, v in sitting.bare_drift_percent.items())
+    print(f"bare loops' own drift (max/min - 1 over {len(sitting.bares)}): {drift}")
+    print("\nreportgen / bare loop of the same round (their step blocks took turns) - 1, %")
+    keys = [(k, k) for k in STEP_FIGURES]
+    print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
+    numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
+    for number in numbers:
+        keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
+        print(f"\n{_graph_name(sitting, number)}: bundle - fresh -p, pp")
+        print(tabulate(_pooled_rows(sitting, keys, "pp"), headers=_headers(sitting, "share"), disable_numparse=True))
+        _paired_reps(sitting, number)
+    missing = [
+        f"r{run.round} graph {g.graph} ({'no -p report' if g.seed_busy_percent is None else 'no busy in bundle'})"
+        for run in sitting.runs
+        for g in run.graphs
+        if g.seed_busy_percent is None or g.busy_percent is None
+    ]
+    if missing:
+        print(f"\nnot compared (one side measured nothing): {', '.join(missing)}")
+    _costs(sitting)
+    if left := undecided(sitting):
+        print(f"\nnot decided (too few comparisons, or the interval straddles a tolerance edge): {', '.join(left)}")
+
+
+def _paired_reps(sitting: Sitting, number: int) -> None:
+    """The graph's wall per call against the `-p`'s, two ways: reportgen's first round timing by timing (each
+    pair took turns: what the method adds on the same moments of the host), and the round the bundle keeps (the
+    busy % divides by it). (Reportgen's first 10x10 calls are made outside windows, beside the round's other
+    processes: no measure of anything here.)"""
+    sides = [g for run in sitting.runs for g in run.graphs if g.graph == number]
+
+    def ratio(ours: float | None, theirs: float | None) -> float | None:
+        return None if ours is None or not theirs else _pct(ours, theirs)
+
+    rows = {
+        "reportgen's first round / the -p, timing by timing (median)": [g.paired_reps_percent for g in sides],
+        "reportgen's kept round / the -p": [ratio(g.unprofiled_wall_ms, g.seed_wall_ms) for g in sides],
+    }
+    for name, values in rows.items():
+        if not any(v is not None for v in values):
+            continue
+        p = pool(values, TOLERANCE_PCT)
+        interval = interval_text(p)
+        print(
+            f"wall per call, {name} - 1, %: {', '.join(fmt(v, 2) for v in values)}; HL {fmt(p.estimate, 2)} {interval}"
+        )
+    if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
+        per_side = [g.paired_busy_pp for g in sides]  # (a property that computes: once each)
+        medians = [statistics.median(pairs) if pairs else None for pairs in per_side]
+        print(
+            f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
+            f"comparisons; HL {fmt(paired.estimate, 2)} {interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} pp; "
+            f"mean {fmt(paired.mean, 2)}"
+        )
+        # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
+        by_process = pool(list(medians), paired.tolerance)
+        icc = intraclass_correlation([pairs for pairs in per_side if pairs])
+        print(
+            f"  the same, one median per comparison ({', '.join(fmt(m) for m in medians)}): HL "
+            f"{fmt(by_process.estimate, 2)} {interval_text(by_process)}, {by_process.verdict}; intraclass correlation of the pairs "
+            f"{fmt(icc, 3)} ({_icc_reading(icc)})"
+        )
+
+
+def _icc_reading(icc: float | None) -> str:
+    if icc is None:
+        return "too few comparisons to tell whether a comparison's pairs move together"
+    if icc < ICC_INDEPENDENT:
+        return "a comparison's pairs do not move together: pooling every pair is fair"
+    return "a comparison's pairs move together: trust the line of medians, not the pooled pairs"
+
+
+def _costs(sitting: Sitting) -> None:
+    warm = sitting.warmup
+    print(f"\nwarm-up run (cache {warm.get('inductor_cache')}): {warm.get('wall_s', 0):.1f} s, ", end="")
+    print(f"first-call compile {warm.get('compile_s') or 0:.1f} s")
+    if not sitting.runs:
+        return
+    run = sitting.runs[0]
+    walls = [g.seed_wall_s or 0.0 for g in run.graphs]
+    manual_s = (run.compile_s or 0.0) + sum(walls)
+    print(
+        f"round 1: reportgen run {run.wall_s:.1f} s; first-call compile {run.compile_s or 0:.1f} s + -p runs "
+        f"{' + '.join(f'{w:.1f}' for w in walls) or '0'} s = {manual_s:.1f} s; "
+        f"ratio {run.wall_s / manual_s if manual_s else math.nan:.2f}"
+    )
+
+
+def dump_sitting(sitting: Sitting, out: Path | None) -> None:
+    """Write every number to `out` (atomically: a killed run leaves the previous complete file)."""
+    if out is None:
+        return
+    data = asdict(sitting)
+    for bare, kept in zip(data["bares"], sitting.bares, strict=True):
+        bare["speedup"] = kept.speedup
+    for run, kept_run in zip(data["runs"], sitting.runs, strict=True):
+        run["speedup"] = kept_run.speedup
+    data["step_differences_percent"] = step_differences(sitting)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    tmp.replace(out)

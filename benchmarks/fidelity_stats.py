@@ -1,0 +1,130 @@
+"""Timing fidelity's statistics: the tolerances, the Hodges-Lehmann shift with its exact signed-rank interval,
+Student-t, and the intraclass correlation of a comparison's pairs (`timing_fidelity.py`)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+__all__: list[str] = []
+
+TOLERANCE_PCT = 3.0
+"""Step times and speedup: reportgen within ±3 % of the bare loop (issue 27's "done when")."""
+
+
+TOLERANCE_PP = 3.0
+"""Busy % and category shares: reportgen within ±3 percentage points of a fresh `-p` (issue 27's "done when")."""
+
+
+MIN_ROUNDS = 2
+"""A Student-t interval needs two differences at least (the signed-rank interval at 95 %: six)."""
+
+
+CONFIDENCE = 0.95
+"""The pooled intervals' coverage."""
+
+
+_T_975: tuple[float, ...] = (
+    *(12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228),
+    *(2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086),
+    *(2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042),
+)
+"""t_{0.975, df} for df = 1..30 (standard tables); beyond, `t_975`'s Cornish-Fisher expansion (error < 0.001)."""
+
+
+_Z_975 = 1.959964
+"""The normal distribution's 97.5 % quantile."""
+
+
+@dataclass
+class Pooled:
+    """A figure's per-comparison differences, pooled: the Hodges-Lehmann estimate with its Wilcoxon signed-rank
+    interval (`estimate`, `low`, `high`; what the verdict judges), and the mean with a Student-t interval."""
+
+    values: list[float | None]
+    estimate: float | None
+    low: float | None
+    high: float | None
+    tolerance: float
+    verdict: str
+    mean: float | None = None
+    mean_low: float | None = None
+    mean_high: float | None = None
+
+
+def t_975(df: int) -> float:
+    """Student's t 97.5 % quantile with `df` degrees of freedom."""
+    if df <= len(_T_975):
+        return _T_975[df - 1]
+    z = _Z_975
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def signed_rank_quantile(n: int, alpha: float = 1 - CONFIDENCE) -> int:
+    """The largest k with P(T < k) <= alpha/2 for Wilcoxon's signed-rank statistic T of n differences (exact:
+    the null distribution by counting subsets of ranks); 0 when n is too small for the coverage."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for rank in range(1, n + 1):
+        for total in range(len(counts) - 1, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    k, below = 0, 0
+    for total, count in enumerate(counts):
+        below += count
+        if below / 2**n > alpha / 2:
+            break
+        k = total + 1
+    return k
+
+
+def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | None]:
+    """The median of the Walsh averages, with the exact distribution-free 95 % interval around it.
+
+    The host's bursts make the differences heavy-tailed (a burst slows one side of a pair 1.5-2.7x); a mean and
+    its t interval follow the bursts, this pooled shift does not, and its interval needs only a symmetric
+    distribution of the differences (which exchangeable sides give, under the null of no difference)."""
+    n = len(values)
+    walsh = sorted((values[i] + values[j]) / 2 for i in range(n) for j in range(i, n))
+    k = signed_rank_quantile(n)
+    if k < 1:
+        return statistics.median(walsh), None, None
+    return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
+
+
+def intraclass_correlation(groups: list[list[float]]) -> float | None:
+    """One-way ANOVA's ICC(1) of values in groups (a comparison's paired differences): the share of their variance
+    that lies between groups. None with fewer than two groups of two."""
+    groups = [g for g in groups if len(g) >= 2]
+    k, n = len(groups), sum(len(g) for g in groups)
+    if k < 2:
+        return None
+    grand = statistics.fmean(v for g in groups for v in g)
+    between = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (k - 1)
+    within = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / (n - k)
+    size = n / k
+    return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
+
+
+def pool(values: list[float | None], tolerance: float) -> Pooled:
+    """Pooled differences, judged on the Hodges-Lehmann interval: whether it lies inside ±tolerance."""
+    measured = [v for v in values if v is not None]
+    if len(measured) < MIN_ROUNDS:
+        mean = statistics.fmean(measured) if measured else None
+        return Pooled(values, mean, None, None, tolerance, "too few", mean)
+    mean = statistics.fmean(measured)
+    half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
+    estimate, low, high = hodges_lehmann(measured)
+    if low is None or high is None:
+        verdict = "too few"
+    elif -tolerance <= low and high <= tolerance:
+        verdict = "inside"
+    elif high < -tolerance or low > tolerance:
+        verdict = "outside"
+    else:
+        verdict = "undecided"
+    return Pooled(values, estimate, low, high, tolerance, verdict, mean, mean - half, mean + half)
+
+
+def interval_text(p: Pooled) -> str:
+    """A pooled figure's 95 % interval as "[low, high]" (— when there is none)."""
+    return "—" if p.low is None or p.high is None else f"[{p.low:+.2f}, {p.high:+.2f}]"
