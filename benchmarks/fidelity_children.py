@@ -18,9 +18,11 @@ from pathlib import Path
 
 from fidelity_records import GraphSide, Seed
 
+from reportgen.escape import one_line
 from reportgen.formats import parse_seed_output
 from reportgen.pipeline import variant_recipe
 from reportgen.run import inductor, window
+from reportgen.run.scrub import Scrubber
 
 __all__: list[str] = []
 
@@ -129,7 +131,8 @@ def failed(what: str, code: int, output: str, log: Path) -> SystemExit:
 
 def seed_result(side: GraphSide, round_: int, code: int, output: str, wall_s: float) -> None:
     """A `-p`'s output into `side`: its own fields for round 0's, a `Seed` of `more_seeds` for a later round's."""
-    seed = Seed(round_, wall_s=wall_s, exit_code=code, error=output[-LOG_TAIL_CHARS:] if code != 0 else None)
+    error = Scrubber.from_environ(os.environ).scrub(output[-LOG_TAIL_CHARS:]) if code != 0 else None  # kept: no secret
+    seed = Seed(round_, wall_s=wall_s, exit_code=code, error=error)
     for line in output.splitlines():
         if line.startswith(SEED_REPS_PREFIX):
             seed.reps_ms = [float(ms) for ms in json.loads(line.removeprefix(SEED_REPS_PREFIX))]
@@ -156,7 +159,7 @@ def report_failed_seeds(number: int, graphs: list[GraphSide], logs: dict[str, Pa
                 last = next((line for line in reversed((seed.error or "").splitlines()) if line.strip()), "")
                 print(
                     f"comparison {number}: -p {name!r} exited {seed.exit_code} after {seed.wall_s or 0:.0f} s "
-                    f"({len(seed.reps_ms)} timings; log {logs.get(name)}): {last.strip()[:300]}",
+                    f"({len(seed.reps_ms)} timings; log {logs.get(name)}): {one_line(last)[:300]}",
                     flush=True,
                 )
 

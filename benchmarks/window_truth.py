@@ -346,8 +346,9 @@ def _reprint(paths: list[Path], args: argparse.Namespace) -> None:
     kinds = set()
     for path in paths:
         data, found, used = _load(path, before=min((p.round for p in pairs), default=1) - 1)
-        kinds.add((data.get("recipe"), data.get("quiet_s"), data.get("settle_s", 0.0)))
-        print(f"{path}: {len(found) // len(FIGURES)} pairs (recipe, quiet s, settle s: {sorted(kinds)[-1]!r})")
+        kind = (data.get("recipe"), data.get("quiet_s"), data.get("settle_s", 0.0))
+        kinds.add(kind)
+        print(f"{path}: {len(found) // len(FIGURES)} pairs (recipe, quiet s, settle s: {kind!r})")
         pairs, usage = found + pairs, used + usage
     if len(kinds) > 1:
         raise SystemExit(

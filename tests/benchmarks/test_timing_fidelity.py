@@ -34,6 +34,19 @@ def test_a_failed_p_prints_its_last_line_and_keeps_its_end(tmp_path: Path, capsy
     assert side.more_seeds[0].error is not None and side.more_seeds[0].error.endswith(OOM)
 
 
+def test_a_failed_p_keeps_no_secret_and_prints_no_control_character(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_abcdefghijklmnopqrstuvwxyz0123")
+    side = GraphSide(0)
+    output = "connecting with hf_abcdefghijklmnopqrstuvwxyz0123\n\x1b[31mRuntimeError: boom\x1b[0m\n"
+    fidelity_children.seed_result(side, 0, 1, output, 1.0)
+    fidelity_children.report_failed_seeds(1, [side], {})
+    assert side.seed_error is not None and "hf_abcdef" not in side.seed_error and "[redacted]" in side.seed_error
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and out.rstrip().endswith("\\x1b[31mRuntimeError: boom\\x1b[0m")
+
+
 def test_the_error_survives_the_sittings_file(tmp_path: Path) -> None:
     side = GraphSide(0)
     fidelity_children.seed_result(side, 0, 1, OOM, 12.0)
