@@ -81,7 +81,7 @@ from fresh_process import repo_env
 from tabulate import tabulate
 from timing_fidelity import Deadline, recipe_with_steps
 
-from reportgen.analyze.timing import LEVEL, RESAMPLES, SEED
+from reportgen.analyze.timing import RESAMPLES, SEED, percentile_interval
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
 from reportgen.run.pause import descendants
@@ -253,9 +253,8 @@ def median_shift(pairs: list[Pair]) -> tuple[float, float, float]:
     for _ in range(RESAMPLES):
         drawn = [rounds[i] for i in rng.integers(0, len(rounds), size=len(rounds))]
         replicates.append(shift([r[i] for r in drawn for i in rng.integers(0, len(r), size=len(r))]))
-    tail = (1 - LEVEL) / 2
-    low, high = np.quantile(replicates, [tail, 1 - tail])
-    return shift(pairs), float(low), float(high)
+    interval = percentile_interval(np.asarray(replicates, dtype=np.float64))
+    return shift(pairs), interval.low, interval.high
 
 
 def _report_medians(pairs: list[Pair], tolerance_pct: float, probe_tolerance_pct: float) -> None:

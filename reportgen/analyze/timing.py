@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from reportgen.bundle import Interval, Metrics, TimingSummary
 
-__all__ = ["LEVEL", "RESAMPLES", "SEED", "timing_summary"]
+__all__ = ["LEVEL", "RESAMPLES", "SEED", "percentile_interval", "timing_summary"]
 
 RESAMPLES = 2000
 """Bootstrap resamples per interval."""
@@ -44,9 +44,9 @@ def timing_summary(metrics: Metrics) -> TimingSummary | None:
     compiled_medians = np.median(compiled_ms[compiled_idx], axis=1)
     positive = bool(np.all(compiled_medians > 0))
     return TimingSummary(
-        eager_median_ci_ms=_interval(eager_medians),
-        compiled_median_ci_ms=_interval(compiled_medians),
-        speedup_ci=_interval(eager_medians / compiled_medians) if positive else None,
+        eager_median_ci_ms=percentile_interval(eager_medians),
+        compiled_median_ci_ms=percentile_interval(compiled_medians),
+        speedup_ci=percentile_interval(eager_medians / compiled_medians) if positive else None,
         eager_cv=_cv(eager_ms),
         compiled_cv=_cv(compiled_ms),
         host_cv=_cv(np.asarray(metrics.host_probe_ms, dtype=np.float64)),
@@ -56,7 +56,7 @@ def timing_summary(metrics: Metrics) -> TimingSummary | None:
     )
 
 
-def _interval(values: NDArray[np.float64]) -> Interval:
+def percentile_interval(values: NDArray[np.float64]) -> Interval:
     """The central `LEVEL` percentile interval of bootstrap replicates."""
     tail = (1.0 - LEVEL) / 2
     low, high = np.quantile(values, [tail, 1.0 - tail])
