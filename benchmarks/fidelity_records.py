@@ -129,6 +129,10 @@ class Run:
     inductor_cache: str
     graphs: list[GraphSide] = field(default_factory=list)
     windows: dict[str, object] = field(default_factory=dict)
+    eager_samples_ms: list[float] = field(default_factory=list)
+    """Each timed block's ms per step, in order: block k took turns with the bare loop's block k (empty in
+    sittings from before they were kept)."""
+    compiled_samples_ms: list[float] = field(default_factory=list)
 
     @property
     def speedup(self) -> float:
@@ -174,6 +178,8 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         host_probe_ms=list(metrics.host_probe_ms),
         compile_s=metrics.compile_time_s,
         inductor_cache=str(bundle.manifest.inductor_cache),
+        eager_samples_ms=list(metrics.eager.samples_ms),
+        compiled_samples_ms=list(metrics.compiled.samples_ms),
     )
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}

@@ -317,6 +317,8 @@ def _collect(
             host_probe_ms=list(other["host_probe_ms"]),  # type: ignore[call-overload]
             compile_s=None,
             inductor_cache="kept-warm",
+            eager_samples_ms=list(other["eager_samples_ms"]),  # type: ignore[call-overload]
+            compiled_samples_ms=list(other["compiled_samples_ms"]),  # type: ignore[call-overload]
         )
     else:
         run = read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
