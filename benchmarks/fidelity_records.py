@@ -161,6 +161,8 @@ class Sitting:
     """Comparisons left out of the pools: the host was not normal while they ran (`--max-host-probe-ms`)."""
     window_cpu: int | None = None
     """The CPU every window ran on (None: not pinned)."""
+    paired_icc: dict[str, float | None] = field(default_factory=dict)
+    """Per figure judged pair by pair: the intraclass correlation of its pairs, comparison by comparison."""
 
 
 def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fidelity_records import Bare, Sitting
-from fidelity_stats import CONFIDENCE, TOLERANCE_PCT, interval_text, intraclass_correlation, pool
+from fidelity_stats import CONFIDENCE, TOLERANCE_PCT, Pooled, interval_text, intraclass_correlation, pool
 from tabulate import tabulate
 
 from reportgen.bundle import SEED_BUCKETS
@@ -27,8 +27,13 @@ ICC_INDEPENDENT = 0.1
 state, the noise they share, flips every second or so; a process's own offset would raise it)."""
 
 
-PAIRED = " busy paired"
-"""Suffix of a graph's pooled busy difference timing by timing (`GraphSide.paired_busy_pp`, every pair pooled)."""
+PAIRED = " paired"
+"""Suffix of a figure's pooled pairs: a step figure's block by block (reportgen's block k against the bare loop's
+block k, which took turns with it), a graph's busy timing by timing (`GraphSide.paired_busy_pp`)."""
+
+
+BY_COMPARISON = " paired medians"
+"""Suffix of the same pairs as one median per comparison (each comparison a unit: fair whatever its pairs share)."""
 
 
 def _pct(new: float, ref: float) -> float:
@@ -42,6 +47,34 @@ def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
         for key in STEP_FIGURES:
             out[key].append(_pct(getattr(run, key), getattr(bare, key)))
     return out
+
+
+def paired_step_differences(sitting: Sitting) -> dict[str, list[list[float]]]:
+    """Per step figure, each comparison's block-by-block differences (%): reportgen's block k against the bare
+    loop's block k, granted back to back (empty for a comparison from before reportgen's blocks were kept, or
+    whose two sides timed different numbers of blocks). A median per process is a draw between the host's fast
+    and slow states; two blocks side by side mostly share the state, and their ratio cancels it. Speedup: each
+    side's eager/compiled of that block pair (eager and compiled blocks alternate inside it)."""
+    out: dict[str, list[list[float]]] = {key: [] for key in STEP_FIGURES}
+    for run, bare in zip(sitting.runs, sitting.bares, strict=False):
+        ours = list(zip(run.eager_samples_ms, run.compiled_samples_ms, strict=True))
+        theirs = list(zip(bare.eager_samples_ms, bare.compiled_samples_ms, strict=True))
+        if len(ours) != len(theirs):
+            ours = theirs = []
+        blocks = [(a, b) for a, b in zip(ours, theirs, strict=True) if min(*a, *b) > 0]
+        out["eager_ms"].append([_pct(a[0], b[0]) for a, b in blocks])
+        out["compiled_ms"].append([_pct(a[1], b[1]) for a, b in blocks])
+        out["speedup"].append([_pct(a[0] / a[1], b[0] / b[1]) for a, b in blocks])
+    return out
+
+
+def paired_groups(sitting: Sitting) -> dict[str, list[list[float]]]:
+    """Every figure judged pair by pair, each comparison's pairs in a group of their own: the step figures block
+    by block, and each graph's busy timing by timing."""
+    groups = paired_step_differences(sitting)
+    for number, per_run in paired_busy_differences(sitting).items():
+        groups[f"graph {number} busy"] = per_run
+    return {key: per_run for key, per_run in groups.items() if any(per_run)}
 
 
 def _graph_keys(sitting: Sitting) -> Iterator[tuple[int, str]]:
@@ -71,15 +104,18 @@ def graph_differences(sitting: Sitting) -> dict[tuple[int, str], list[float | No
     return out
 
 
-def paired_busy_differences(sitting: Sitting) -> dict[int, list[float]]:
-    """Per graph: every comparison's timing-by-timing busy differences (pp), pooled together. A comparison's two
-    medians are each a draw between the host's fast and slow states (a vCPU flips every second or so, a side's
-    timings last one to two); a pair, back to back, shares the state, so its difference cancels it."""
-    out: dict[int, list[float]] = {}
+def paired_busy_differences(sitting: Sitting) -> dict[int, list[list[float]]]:
+    """Per graph, each comparison's timing-by-timing busy differences (pp; empty where it kept none). A
+    comparison's two medians are each a draw between the host's fast and slow states (a vCPU flips every second
+    or so, a side's timings last one to two); a pair, back to back, shares the state, so its difference cancels
+    it."""
+    numbers = sorted({g.graph for run in sitting.runs for g in run.graphs})
+    out: dict[int, list[list[float]]] = {number: [] for number in numbers}
     for run in sitting.runs:
-        for side in run.graphs:
-            if pairs := side.paired_busy_pp:
-                out.setdefault(side.graph, []).extend(pairs)
+        sides = {side.graph: side for side in run.graphs}
+        for number in numbers:
+            side = sides.get(number)
+            out[number].append(side.paired_busy_pp if side is not None else [])
     return out
 
 
@@ -89,12 +125,18 @@ def _graph_name(sitting: Sitting, number: int) -> str:
 
 
 def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -> None:
-    """Pool every figure's differences so far."""
+    """Pool every figure's differences so far: per comparison, and pair by pair where pairs were kept (all pairs
+    pooled, the comparisons' medians pooled, and how much the pairs of one comparison move together)."""
     sitting.pooled = {key: pool(v, tolerance_pct) for key, v in step_differences(sitting).items()}
     for (number, what), values in graph_differences(sitting).items():
         sitting.pooled[f"graph {number} {what}"] = pool(values, tolerance_pp)
-    for number, pairs in paired_busy_differences(sitting).items():
-        sitting.pooled[f"graph {number}{PAIRED}"] = pool(list(pairs), tolerance_pp)
+    sitting.paired_icc = {}
+    for key, per_run in paired_groups(sitting).items():
+        tolerance = tolerance_pct if key in STEP_FIGURES else tolerance_pp
+        sitting.pooled[key + PAIRED] = pool([d for pairs in per_run for d in pairs], tolerance)
+        medians: list[float | None] = [statistics.median(pairs) if pairs else None for pairs in per_run]
+        sitting.pooled[key + BY_COMPARISON] = pool(medians, tolerance)
+        sitting.paired_icc[key] = intraclass_correlation([pairs for pairs in per_run if pairs])
     if len(sitting.bares) >= 2:
         for key in (*STEP_FIGURES, "host_probe_ms"):
             figures = [_bare_figure(b, key) for b in sitting.bares]
@@ -105,16 +147,26 @@ def _bare_figure(bare: Bare, key: str) -> float:
     return statistics.median(bare.host_probe_ms) if key == "host_probe_ms" else float(getattr(bare, key))
 
 
+def judged(sitting: Sitting, key: str) -> Pooled:
+    """What decides figure `key` (a step figure, or "graph N busy"): its pooled pairs when a comparison's pairs
+    do not move together (intraclass correlation below `ICC_INDEPENDENT`), else one median per comparison; with
+    no pairs kept, the comparisons' figures."""
+    if key + PAIRED not in sitting.pooled:
+        return sitting.pooled[key]
+    icc = sitting.paired_icc.get(key)
+    independent = icc is not None and icc < ICC_INDEPENDENT
+    return sitting.pooled[key + (PAIRED if independent else BY_COMPARISON)]
+
+
+def judged_figures(sitting: Sitting) -> list[str]:
+    """The figures the criterion bounds: the step figures and every graph's busy."""
+    busy = [key for key in sitting.pooled if key.startswith("graph ") and key.endswith(" busy")]
+    return [*STEP_FIGURES, *busy]
+
+
 def undecided(sitting: Sitting) -> list[str]:
-    """The figures whose interval straddles a tolerance edge: the step figures and every graph's busy (timing by
-    timing where the pairs were kept, else comparison by comparison)."""
-
-    def judged(key: str) -> bool:
-        paired = key.removesuffix(" busy") + PAIRED
-        return key in STEP_FIGURES or key.endswith(PAIRED) or (key.endswith(" busy") and paired not in pooled)
-
-    pooled = sitting.pooled
-    return [key for key, p in pooled.items() if p.verdict in ("undecided", "too few") and judged(key)]
+    """The judged figures (`judged`) whose interval straddles a tolerance edge, or that have too few values."""
+    return [key for key in judged_figures(sitting) if judged(sitting, key).verdict in ("undecided", "too few")]
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -162,6 +214,8 @@ def report(sitting: Sitting) -> None:
     print("\nreportgen / bare loop of the same round (their step blocks took turns) - 1, %")
     keys = [(k, k) for k in STEP_FIGURES]
     print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
+    for key in STEP_FIGURES:
+        _paired_lines(sitting, key, f"{key}, reportgen / bare loop block by block - 1", "%")
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
     for number in numbers:
         keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
@@ -203,22 +257,28 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         print(
             f"wall per call, {name} - 1, %: {', '.join(fmt(v, 2) for v in values)}; HL {fmt(p.estimate, 2)} {interval}"
         )
-    if (paired := sitting.pooled.get(f"graph {number}{PAIRED}")) and paired.values:
-        per_side = [g.paired_busy_pp for g in sides]  # (a property that computes: once each)
-        medians = [statistics.median(pairs) if pairs else None for pairs in per_side]
-        print(
-            f"busy - -p timing by timing (what is judged), pp: {len(paired.values)} pairs of {len(sides)} "
-            f"comparisons; HL {fmt(paired.estimate, 2)} {interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} pp; "
-            f"mean {fmt(paired.mean, 2)}"
-        )
-        # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
-        by_process = pool(list(medians), paired.tolerance)
-        icc = intraclass_correlation([pairs for pairs in per_side if pairs])
-        print(
-            f"  the same, one median per comparison ({', '.join(fmt(m) for m in medians)}): HL "
-            f"{fmt(by_process.estimate, 2)} {interval_text(by_process)}, {by_process.verdict}; intraclass correlation of the pairs "
-            f"{fmt(icc, 3)} ({_icc_reading(icc)})"
-        )
+    _paired_lines(sitting, f"graph {number} busy", "busy - -p timing by timing", "pp")
+
+
+def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
+    """Figure `key` pair by pair: every pair pooled, one median per comparison, their intraclass correlation and
+    which of the two decides (`judged`)."""
+    if (paired := sitting.pooled.get(key + PAIRED)) is None or not paired.values:
+        return
+    medians = sitting.pooled[key + BY_COMPARISON]
+    icc = sitting.paired_icc.get(key)
+    pairs_judged = judged(sitting, key) is paired
+    print(
+        f"{title}{' (what is judged)' if pairs_judged else ''}, {unit}: {len(paired.values)} pairs of "
+        f"{sum(v is not None for v in medians.values)} comparisons; HL {fmt(paired.estimate, 2)} "
+        f"{interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} {unit}; mean {fmt(paired.mean, 2)}"
+    )
+    # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
+    print(
+        f"  the same, one median per comparison{'' if pairs_judged else ' (what is judged)'} "
+        f"({', '.join(fmt(m) for m in medians.values)}): HL {fmt(medians.estimate, 2)} {interval_text(medians)}, "
+        f"{medians.verdict}; intraclass correlation of the pairs {fmt(icc, 3)} ({_icc_reading(icc)})"
+    )
 
 
 def _icc_reading(icc: float | None) -> str:
@@ -226,7 +286,7 @@ def _icc_reading(icc: float | None) -> str:
         return "too few comparisons to tell whether a comparison's pairs move together"
     if icc < ICC_INDEPENDENT:
         return "a comparison's pairs do not move together: pooling every pair is fair"
-    return "a comparison's pairs move together: trust the line of medians, not the pooled pairs"
+    return "a comparison's pairs move together: the line of medians decides, not the pooled pairs"
 
 
 def _costs(sitting: Sitting) -> None:

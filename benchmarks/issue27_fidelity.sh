@@ -20,7 +20,11 @@
 # 2xH200, 2026-11-28 (session 51): FID_GROUPS=3 FID_SEEDS=3 puts 24 processes of mixnet_l on one GPU; the warm-up
 # took 215.5 s and the round 683 s (reportgen runs 578-617 s), and two backward -p of comparison 1 exited 1 after
 # 380 s with one timing each (cause not kept then; a failed -p now prints its last line, and its JSON keeps the end).
-# CONTINUE=benchmarks/sittings/2026-11-28-2xH200-b/fidelity-mixnet_l.json pools with that sitting.
+# Session 52 (2xH200): that failure was CUDA out of memory (24 mixnet_l processes of 5-7 GiB on one 140 GiB GPU):
+# use FID_GROUPS=2 for mixnet_l on one GPU. FID_ROUNDS x FID_GROUPS must not exceed MAX_<recipe> (--until-decided).
+# Two sittings may share a 2-GPU machine: CUDA_VISIBLE_DEVICES and `taskset -c` halves apart, each with its own W
+# (benchmarks/sittings/2026-11-28-2xH200-c/sit52.sh). CONTINUE=benchmarks/sittings/2026-11-28-2xH200-c/
+# fidelity-mixnet_l.json pools with the mixnet_l sittings so far (6 comparisons; 3 with reportgen's blocks kept).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}

@@ -33,13 +33,16 @@ graph the bundle's busy % (`-p` definition) and category shares minus that compa
 figure's d are pooled as the Hodges-Lehmann shift with its exact Wilcoxon signed-rank 95 % interval (the host's
 bursts make them heavy-tailed; at least 6 comparisons), judged against the tolerance: "inside" (the whole
 interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the mean with a Student-t interval
-is printed beside it. A graph's busy is judged timing by timing (`GraphSide.paired_busy_pp`: the `-p`'s k-th
-timing and reportgen's first round's k-th took turns, so their difference cancels the host's state; every pair of
-every comparison pooled). `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
+is printed beside it. The criterion's figures are judged pair by pair where pairs were kept: a step figure block by
+block (reportgen's block k against the bare loop's block k, granted back to back; speedup from each side's
+eager/compiled of that block pair), a graph's busy timing by timing (`GraphSide.paired_busy_pp`: the `-p`'s k-th
+timing and reportgen's first round's k-th took turns); either pair's difference cancels the host's state. Every
+pair of every comparison is pooled when a comparison's pairs do not move together (their intraclass correlation
+under `fidelity_report.ICC_INDEPENDENT`), else one median per comparison decides (`fidelity_report.judged`).
+`--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
 for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison).
-`--until-decided MAX` adds rounds up to MAX comparisons while a step figure or a graph's
-busy is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
+`--until-decided MAX` adds rounds up to MAX comparisons while a judged figure is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
 here reads over MS (a slow lent machine cost 4 min of warm-up to find out), after it when the warm-up's probe

@@ -1,4 +1,5 @@
-"""Tests of benchmarks/timing_fidelity.py (and its fidelity_* modules): a fresh `-p` that fails says why, and the sitting's file keeps it."""
+"""Tests of benchmarks/timing_fidelity.py (and its fidelity_* modules): a fresh `-p` that fails says why, and the
+sitting's file keeps it; step figures pair block by block, and pairs that move together are judged by comparison."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import fidelity_children
+import fidelity_report
 import timing_fidelity
-from fidelity_records import GraphSide, Sitting
+from fidelity_records import Bare, GraphSide, Run, Sitting
 
 OOM = "Traceback (most recent call last):\n  ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n\n"
 TIMINGS = fidelity_children.SEED_REPS_PREFIX + json.dumps([1.5, 1.4, 1.6]) + "\n"
@@ -59,3 +61,54 @@ def test_the_error_survives_the_sittings_file(tmp_path: Path) -> None:
     timing_fidelity.continue_from(sitting, path)
     (read,) = sitting.runs[0].graphs
     assert [seed.error for seed in read.seeds] == [OOM, OOM]
+
+
+def _comparison(number: int, ours: list[tuple[float, float]], theirs: list[tuple[float, float]]) -> tuple[Run, Bare]:
+    """A comparison whose reportgen and bare loop timed these (eager, compiled) blocks, in order."""
+    run = Run(number, "p", 1.0, 1.0, 1.0, [1.0], None, "kept-warm")
+    run.eager_samples_ms, run.compiled_samples_ms = [e for e, _ in ours], [c for _, c in ours]
+    bare = Bare(number, 1.0, "cpu", 1.0, 1.0, [e for e, _ in theirs], [c for _, c in theirs], [1.0])
+    return run, bare
+
+
+def _sitting(*comparisons: tuple[Run, Bare]) -> Sitting:
+    sitting = Sitting(recipe="r.yaml", variant=None, work="w", tolerance_pct=3.0, tolerance_pp=3.0)
+    for run, bare in comparisons:
+        sitting.runs.append(run)
+        sitting.bares.append(bare)
+    fidelity_report.update_pooled(sitting, 3.0, 3.0)
+    return sitting
+
+
+def test_step_figures_pair_each_block_with_the_bare_loops_block_of_the_same_turn() -> None:
+    first = _comparison(1, [(11.0, 5.0), (30.0, 12.0)], [(10.0, 5.0), (20.0, 10.0)])
+    older = _comparison(2, [], [(10.0, 5.0)])  # a sitting from before reportgen's blocks were kept
+    last = _comparison(3, [(9.0, 6.0)], [(10.0, 5.0)])
+    groups = fidelity_report.paired_step_differences(_sitting(first, older, last))
+    assert groups["eager_ms"] == [pytest.approx([10.0, 50.0]), [], pytest.approx([-10.0])]
+    assert groups["compiled_ms"] == [pytest.approx([0.0, 20.0]), [], pytest.approx([20.0])]
+    # speedup: 11/5 against 10/5, 30/12 against 20/10, 9/6 against 10/5
+    assert groups["speedup"] == [pytest.approx([10.0, 25.0]), [], pytest.approx([-25.0])]
+
+
+def _offsets(per_comparison: list[list[float]]) -> Sitting:
+    """Comparisons whose eager blocks read these % over the bare loop's (compiled blocks equal)."""
+    return _sitting(
+        *(
+            _comparison(n, [(10.0 * (1 + d / 100), 5.0) for d in pairs], [(10.0, 5.0)] * len(pairs))
+            for n, pairs in enumerate(per_comparison, 1)
+        )
+    )
+
+
+def test_pairs_that_move_together_are_judged_one_median_per_comparison() -> None:
+    jitter = [0.01 * k for k in range(12)]
+    apart = _offsets([[sign * 4 + j for j in jitter] for sign in (1, -1, 1, -1, 1, -1)])
+    assert apart.paired_icc["eager_ms"] > fidelity_report.ICC_INDEPENDENT
+    assert apart.pooled["eager_ms paired"].verdict == "inside"  # every pair pooled would pass it
+    assert fidelity_report.judged(apart, "eager_ms") is apart.pooled["eager_ms paired medians"]
+    assert "eager_ms" in fidelity_report.undecided(apart)
+    mixed = _offsets([[(4 if k % 2 else -4) + j for k, j in enumerate(jitter)] for _ in range(6)])
+    assert mixed.paired_icc["eager_ms"] < fidelity_report.ICC_INDEPENDENT
+    assert fidelity_report.judged(mixed, "eager_ms") is mixed.pooled["eager_ms paired"]
+    assert fidelity_report.undecided(mixed) == []
