@@ -14,7 +14,8 @@ so one sitting's single pair proves nothing, and neither process may measure whi
    a bare loop and one fresh `python <wrapper>.py -p` per compiled graph of the warm-up's bundle. Every
    measurement of every process runs in a timed window of the round's coordinator (`reportgen.run.window_host`:
    one window at a time, every other process stopped with SIGSTOP meanwhile); within a comparison the bare
-   loop's and reportgen's step blocks take strict turns, and each `-p`'s timing and profile go back to back with
+   loop's and reportgen's step blocks take strict turns (the bare loop's first in odd comparisons, reportgen's in
+   even ones), and each `-p`'s timing and profile go back to back with
    reportgen's first timing round and its profile of that graph (the `-p` first in odd comparisons).
    Every window's thread runs on one CPU (`--window-cpu K`; default the last this process may use, -1 none): a
    lent VM's vCPUs flip between a fast and a slow state every second or so, each on its own, so two windows a
@@ -86,6 +87,7 @@ from fidelity_report import dump_sitting, fmt, report, undecided, update_pooled
 from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
 from reportgen.bundle import MANIFEST_FILE
+from reportgen.escape import one_line
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
 from reportgen.run import child_env, window
@@ -167,6 +169,13 @@ def continue_from(sitting: Sitting, path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     if (Path(data["recipe"]).name, data["variant"]) != (Path(sitting.recipe).name, sitting.variant):
         raise SystemExit(f"{path}: a sitting of {data['recipe']} ({data['variant']}), not of this recipe and variant")
+    seen = {(run.path, run.wall_s) for run in sitting.runs}
+    for run in data["runs"]:
+        if (run["path"], run["wall_s"]) in seen:  # the same process's record: a file that continued another
+            raise SystemExit(
+                f"{path}: comparison {run['round']} ({one_line(run['path'])}) is pooled already; a sitting's file "
+                "holds those it continued from: pass the last file of such a chain alone"
+            )
     for bare in data["bares"]:
         bare.pop("speedup", None)
         sitting.bares.append(Bare(**bare))
@@ -219,7 +228,7 @@ def seeds_per_graph(warm: Run, asked: int) -> int:
 
 
 def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
-    """One comparison's turns: step pairs alternate bare/reportgen; each of a graph's `-p` timings goes back to back
+    """One comparison's turns: step pairs alternate bare/reportgen (reportgen first when `swapped`); each of a graph's `-p` timings goes back to back
     with the timing of the same number in reportgen's round of that `-p` (`seed_role`), and the first `-p`'s
     profile with reportgen's profile."""
     pairs: list[tuple[Window, Window]] = []
@@ -240,7 +249,7 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
     # runs start together): a partner that ends unseen retires, so waiting as long as a run may take is safe.
     policy = Turns(("bare", "reportgen"), alternate=(window.STEPS_WINDOW,), pairs=pairs, partner_wait_s=PARTNER_WAIT_S)
     if swapped:
-        policy.swap()  # reportgen's measurement first, the fresh -p second
+        policy.swap()  # reportgen's measurements first: its step blocks, and its timings before the fresh -p's
     return policy
 
 

@@ -88,14 +88,19 @@ class Turns(Policy):
         self.partner_wait_s = partner_wait_s
         self.alternate = set(alternate)
         self.next_role = roles[0]
+        self.alternated = False  # whether an alternate window has gone (`swap` then keeps the turns as they are)
         self.pairs: list[tuple[Window, Window]] = list(pairs)
         self.retired: set[str] = set()
         self.owed: Window | None = None  # the partner of the pair member just granted: it goes next
         self.owed_pair: tuple[Window, Window] | None = None  # … and their pair, dropped once it has gone
 
     def swap(self) -> None:
-        """Pairs' second members go first from now on (alternate rounds: a linear drift cancels)."""
+        """Pairs' second members go first from now on, and so does the second role in each turn of the alternate
+        windows when none has gone yet (alternate comparisons: a linear drift, or an advantage of going second,
+        cancels)."""
         self.pairs = [(b, a) for a, b in self.pairs]
+        if not self.alternated:
+            self.next_role = self.roles[1]
 
     def retire(self, role: str) -> None:
         self.retired.add(role)
@@ -164,6 +169,7 @@ class Turns(Policy):
         self.owed = self.owed_pair = None
         if request.what in self.alternate and request.role in self.roles:
             self.next_role = self.roles[1] if request.role == self.roles[0] else self.roles[0]
+            self.alternated = True
             return
         pair = self._first_pair(key)
         if pair is None:

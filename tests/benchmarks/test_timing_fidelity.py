@@ -112,3 +112,24 @@ def test_pairs_that_move_together_are_judged_one_median_per_comparison() -> None
     assert mixed.paired_icc["eager_ms"] < fidelity_report.ICC_INDEPENDENT
     assert fidelity_report.judged(mixed, "eager_ms") is mixed.pooled["eager_ms paired"]
     assert fidelity_report.undecided(mixed) == []
+
+
+def test_a_file_that_continued_another_is_not_pooled_with_it_twice(tmp_path: Path) -> None:
+    def record(number: int, wall_s: float) -> dict[str, object]:
+        run, bare = _comparison(number, [(10.0, 5.0)], [(10.0, 5.0)])
+        run.path, run.wall_s = f"/w/results/{number}", wall_s
+        return {"run": dataclasses.asdict(run), "bare": dataclasses.asdict(bare)}
+
+    def sitting_file(name: str, *records: dict[str, object]) -> Path:
+        path = tmp_path / name
+        data = {"recipe": "r.yaml", "variant": None, "work": "w", "device": "cuda"}
+        data |= {"runs": [r["run"] for r in records], "bares": [r["bare"] for r in records]}
+        path.write_text(json.dumps(data))
+        return path
+
+    first, second, other = record(1, 600.0), record(2, 610.0), record(1, 605.0)
+    earlier, later = sitting_file("a.json", first), sitting_file("b.json", first, second)
+    assert len(timing_fidelity.reread([later], 3.0, 3.0).runs) == 2
+    assert len(timing_fidelity.reread([earlier, sitting_file("c.json", other)], 3.0, 3.0).runs) == 2
+    with pytest.raises(SystemExit, match=r"b\.json: comparison 1 \(/w/results/1\) is pooled already"):
+        timing_fidelity.reread([earlier, later], 3.0, 3.0)

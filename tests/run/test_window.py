@@ -172,6 +172,24 @@ def test_turns_grant_pairs_back_to_back_and_swap_their_order() -> None:
     assert swapped.choose([seed, rg]) is rg
 
 
+def test_a_swap_before_the_first_turn_starts_the_alternate_windows_with_the_second_role() -> None:
+    """Odd comparisons time the bare loop's block first, even ones reportgen's (`timing_fidelity`); a swap once the
+    turns have begun leaves them strict."""
+    bare, rg = _request("bare", "steps", 1), _request("reportgen", "steps", 2)
+    policy = Turns(("bare", "reportgen"))
+    policy.swap()
+    order = []
+    for _ in range(4):
+        chosen = policy.choose([bare, rg])
+        assert chosen is not None
+        policy.granted(chosen)
+        order.append(chosen.role)
+        if len(order) == 1:
+            policy.swap()  # mid-turn: changes nothing
+    assert order == ["reportgen", "bare", "reportgen", "bare"]
+    assert Turns(("bare", "reportgen")).choose([bare, rg]) is bare
+
+
 def test_pairs_of_each_timing_take_strict_turns_and_later_rounds_go_as_they_come() -> None:
     """A `-p`'s k-th timing and reportgen's first round's k-th, one pair each (`timing_fidelity`'s policy)."""
     pairs = [(("seed", f"seed 0 timing {k}"), ("reportgen", f"graph 0 timing {k}")) for k in range(3)]
