@@ -52,16 +52,15 @@ def step_differences(sitting: Sitting) -> dict[str, list[float | None]]:
 def paired_step_differences(sitting: Sitting) -> dict[str, list[list[float]]]:
     """Per step figure, each comparison's block-by-block differences (%): reportgen's block k against the bare
     loop's block k, granted back to back (empty for a comparison from before reportgen's blocks were kept, or
-    whose two sides timed different numbers of blocks). A median per process is a draw between the host's fast
+    whose sides kept different numbers of blocks). A median per process is a draw between the host's fast
     and slow states; two blocks side by side mostly share the state, and their ratio cancels it. Speedup: each
     side's eager/compiled of that block pair (eager and compiled blocks alternate inside it)."""
     out: dict[str, list[list[float]]] = {key: [] for key in STEP_FIGURES}
     for run, bare in zip(sitting.runs, sitting.bares, strict=False):
-        ours = list(zip(run.eager_samples_ms, run.compiled_samples_ms, strict=True))
-        theirs = list(zip(bare.eager_samples_ms, bare.compiled_samples_ms, strict=True))
-        if len(ours) != len(theirs):
-            ours = theirs = []
-        blocks = [(a, b) for a, b in zip(ours, theirs, strict=True) if min(*a, *b) > 0]
+        sides = (run.eager_samples_ms, run.compiled_samples_ms, bare.eager_samples_ms, bare.compiled_samples_ms)
+        if len({len(samples) for samples in sides}) != 1:  # a file from elsewhere may disagree with itself
+            sides = ([], [], [], [])
+        blocks = [((e, c), (be, bc)) for e, c, be, bc in zip(*sides, strict=True) if min(e, c, be, bc) > 0]
         out["eager_ms"].append([_pct(a[0], b[0]) for a, b in blocks])
         out["compiled_ms"].append([_pct(a[1], b[1]) for a, b in blocks])
         out["speedup"].append([_pct(a[0] / a[1], b[0] / b[1]) for a, b in blocks])

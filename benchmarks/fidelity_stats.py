@@ -7,6 +7,8 @@ import math
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__: list[str] = []
 
 TOLERANCE_PCT = 3.0
@@ -63,18 +65,15 @@ def t_975(df: int) -> float:
 
 def signed_rank_quantile(n: int, alpha: float = 1 - CONFIDENCE) -> int:
     """The largest k with P(T < k) <= alpha/2 for Wilcoxon's signed-rank statistic T of n differences (exact:
-    the null distribution by counting subsets of ranks); 0 when n is too small for the coverage."""
-    counts = [1] + [0] * (n * (n + 1) // 2)
+    the null distribution, each rank in or out with probability 1/2, built rank by rank as probabilities, whole
+    arrays at a time: 720 pairs in about a second); 0 when n is too small for the coverage."""
+    probability = np.zeros(n * (n + 1) // 2 + 1)
+    probability[0] = 1.0
     for rank in range(1, n + 1):
-        for total in range(len(counts) - 1, rank - 1, -1):
-            counts[total] += counts[total - rank]
-    k, below = 0, 0
-    for total, count in enumerate(counts):
-        below += count
-        if below / 2**n > alpha / 2:
-            break
-        k = total + 1
-    return k
+        with_rank = np.zeros_like(probability)
+        with_rank[rank:] = probability[:-rank]
+        probability = (probability + with_rank) / 2
+    return int(np.searchsorted(np.cumsum(probability), alpha / 2, side="right"))
 
 
 def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | None]:

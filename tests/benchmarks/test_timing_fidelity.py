@@ -84,11 +84,13 @@ def test_step_figures_pair_each_block_with_the_bare_loops_block_of_the_same_turn
     first = _comparison(1, [(11.0, 5.0), (30.0, 12.0)], [(10.0, 5.0), (20.0, 10.0)])
     older = _comparison(2, [], [(10.0, 5.0)])  # a sitting from before reportgen's blocks were kept
     last = _comparison(3, [(9.0, 6.0)], [(10.0, 5.0)])
-    groups = fidelity_report.paired_step_differences(_sitting(first, older, last))
-    assert groups["eager_ms"] == [pytest.approx([10.0, 50.0]), [], pytest.approx([-10.0])]
-    assert groups["compiled_ms"] == [pytest.approx([0.0, 20.0]), [], pytest.approx([20.0])]
+    torn = _comparison(4, [(9.0, 6.0)], [(10.0, 5.0)])
+    torn[0].compiled_samples_ms.append(6.0)  # a file that disagrees with itself pairs nothing
+    groups = fidelity_report.paired_step_differences(_sitting(first, older, last, torn))
+    assert groups["eager_ms"] == [pytest.approx([10.0, 50.0]), [], pytest.approx([-10.0]), []]
+    assert groups["compiled_ms"] == [pytest.approx([0.0, 20.0]), [], pytest.approx([20.0]), []]
     # speedup: 11/5 against 10/5, 30/12 against 20/10, 9/6 against 10/5
-    assert groups["speedup"] == [pytest.approx([10.0, 25.0]), [], pytest.approx([-25.0])]
+    assert groups["speedup"] == [pytest.approx([10.0, 25.0]), [], pytest.approx([-25.0]), []]
 
 
 def _offsets(per_comparison: list[list[float]]) -> Sitting:

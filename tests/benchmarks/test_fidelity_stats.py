@@ -1,0 +1,44 @@
+"""Tests of benchmarks/fidelity_stats.py: the signed-rank critical values behind every pooled interval."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from fidelity_stats import hodges_lehmann, signed_rank_quantile
+
+
+def _by_enumeration(n: int, alpha: float = 0.05) -> int:
+    """k from the definition: every one of the 2^n sign patterns, the largest k with P(T < k) <= alpha/2."""
+    totals = [
+        sum(r for r, sign in zip(range(1, n + 1), signs, strict=True) if sign)
+        for signs in itertools.product((0, 1), repeat=n)
+    ]
+    k = 0
+    while sum(t < k + 1 for t in totals) / len(totals) <= alpha / 2:
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize("n", range(1, 15))
+def test_critical_values_equal_the_definition(n: int) -> None:
+    assert signed_rank_quantile(n) == _by_enumeration(n)
+
+
+def test_critical_values_of_the_standard_table_and_the_normal_limit() -> None:
+    assert [signed_rank_quantile(n) for n in (5, 6, 8, 10, 12, 20)] == [0, 1, 4, 9, 14, 53]
+    for n in (162, 720):  # far out, T is normal: mean n(n+1)/4, variance n(n+1)(2n+1)/24
+        mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        assert signed_rank_quantile(n) == pytest.approx(mean - 1.959964 * sd, abs=0.002 * sd)
+
+
+def test_hodges_lehmann_of_a_constant_shift_is_the_shift_with_a_point_interval() -> None:
+    assert hodges_lehmann([2.5] * 8) == (2.5, 2.5, 2.5)
+    estimate, low, high = hodges_lehmann([float(v) for v in range(-5, 6)])
+    assert estimate == 0.0 and low is not None and high is not None and low < 0 < high
