@@ -25,6 +25,7 @@
 # Two sittings may share a 2-GPU machine: CUDA_VISIBLE_DEVICES and `taskset -c` halves apart, each with its own W
 # (benchmarks/sittings/2026-11-28-2xH200-c/sit52.sh). CONTINUE=benchmarks/sittings/2026-11-28-2xH200-c/
 # fidelity-mixnet_l.json pools with the mixnet_l sittings so far (6 comparisons; 3 with reportgen's blocks kept).
+# FID_ARGS: more arguments for timing_fidelity.py (e.g. FID_ARGS=--aa: a bare loop in reportgen's place, the floor).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}
@@ -35,7 +36,7 @@ fidelity() {  # recipe name, steps, max comparisons, extra arguments
   python benchmarks/timing_fidelity.py "recipes/$1.yaml" --steps "$2" --groups "$FID_GROUPS" \
     --rounds "${FID_ROUNDS:-2}" --seeds "${FID_SEEDS:-3}" --until-decided "$3" --work "$W/fid-$1" --json "$W/fidelity-$1.json" \
     --max-host-probe-ms "${FID_MAX_PROBE_MS:-1.15}" ${CONTINUE:+--continue-from "$CONTINUE"} \
-    ${STOP_AFTER_S:+--stop-after-s "$STOP_AFTER_S"} "${@:4}"
+    ${STOP_AFTER_S:+--stop-after-s "$STOP_AFTER_S"} ${FID_ARGS:-} "${@:4}"
 }
 run_resnet50() { fidelity resnet50 "${STEPS_RESNET:-60}" "${MAX_RESNET:-12}" "$@"; }
 run_mixnet_l() { fidelity mixnet_l "${STEPS_MIXNET:-40}" "${MAX_MIXNET:-12}" --variant default "$@"; }
