@@ -11,7 +11,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fidelity_records import Bare, Sitting
-from fidelity_stats import CONFIDENCE, TOLERANCE_PCT, Pooled, interval_text, intraclass_correlation, pool
+from fidelity_stats import (
+    CONFIDENCE,
+    TOLERANCE_PCT,
+    Pooled,
+    clustered_pool,
+    interval_text,
+    intraclass_correlation,
+    pool,
+)
 from tabulate import tabulate
 
 from reportgen.bundle import SEED_BUCKETS
@@ -22,14 +30,10 @@ __all__: list[str] = []
 STEP_FIGURES = ("eager_ms", "compiled_ms", "speedup")
 
 
-ICC_INDEPENDENT = 0.1
-"""Below this intraclass correlation a comparison's paired differences count as independent draws (the host's
-state, the noise they share, flips every second or so; a process's own offset would raise it)."""
-
-
 PAIRED = " paired"
-"""Suffix of a figure's pooled pairs: a step figure's block by block (reportgen's block k against the bare loop's
-block k, which took turns with it), a graph's busy timing by timing (`GraphSide.paired_busy_pp`)."""
+"""Suffix of a figure's pairs pooled by comparison (`clustered_pool`): a step figure's block by block (reportgen's
+block k against the bare loop's block k, which took turns with it), a graph's busy timing by timing
+(`GraphSide.paired_busy_pp`)."""
 
 
 BY_COMPARISON = " paired medians"
@@ -132,7 +136,7 @@ def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -
     sitting.paired_icc = {}
     for key, per_run in paired_groups(sitting).items():
         tolerance = tolerance_pct if key in STEP_FIGURES else tolerance_pp
-        sitting.pooled[key + PAIRED] = pool([d for pairs in per_run for d in pairs], tolerance)
+        sitting.pooled[key + PAIRED] = clustered_pool(per_run, tolerance)
         medians: list[float | None] = [statistics.median(pairs) if pairs else None for pairs in per_run]
         sitting.pooled[key + BY_COMPARISON] = pool(medians, tolerance)
         sitting.paired_icc[key] = intraclass_correlation([pairs for pairs in per_run if pairs])
@@ -147,14 +151,9 @@ def _bare_figure(bare: Bare, key: str) -> float:
 
 
 def judged(sitting: Sitting, key: str) -> Pooled:
-    """What decides figure `key` (a step figure, or "graph N busy"): its pooled pairs when a comparison's pairs
-    do not move together (intraclass correlation below `ICC_INDEPENDENT`), else one median per comparison; with
-    no pairs kept, the comparisons' figures."""
-    if key + PAIRED not in sitting.pooled:
-        return sitting.pooled[key]
-    icc = sitting.paired_icc.get(key)
-    independent = icc is not None and icc < ICC_INDEPENDENT
-    return sitting.pooled[key + (PAIRED if independent else BY_COMPARISON)]
+    """What decides figure `key` (a step figure, or "graph N busy"): its pairs pooled by comparison where pairs
+    were kept, else the comparisons' figures."""
+    return sitting.pooled.get(key + PAIRED) or sitting.pooled[key]
 
 
 def judged_figures(sitting: Sitting) -> list[str]:
@@ -260,32 +259,21 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
 
 
 def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
-    """Figure `key` pair by pair: every pair pooled, one median per comparison, their intraclass correlation and
-    which of the two decides (`judged`)."""
+    """Figure `key` pair by pair, pooled by comparison (what is judged); then one median per comparison, and how
+    much a comparison's pairs move together (their intraclass correlation: a process's own offset)."""
     if (paired := sitting.pooled.get(key + PAIRED)) is None or not paired.values:
         return
     medians = sitting.pooled[key + BY_COMPARISON]
-    icc = sitting.paired_icc.get(key)
-    pairs_judged = judged(sitting, key) is paired
     print(
-        f"{title}{' (what is judged)' if pairs_judged else ''}, {unit}: {len(paired.values)} pairs of "
-        f"{sum(v is not None for v in medians.values)} comparisons; HL {fmt(paired.estimate, 2)} "
-        f"{interval_text(paired)}, {paired.verdict} ±{paired.tolerance:g} {unit}; mean {fmt(paired.mean, 2)}"
+        f"{title} (what is judged), {unit}: median of {len(paired.values)} pairs of "
+        f"{sum(v is not None for v in medians.values)} comparisons {fmt(paired.estimate, 2)} {interval_text(paired)} "
+        f"(bootstrap: comparisons, then their pairs), {paired.verdict} ±{paired.tolerance:g} {unit}; "
+        f"mean {fmt(paired.mean, 2)}"
     )
-    # a process's own offset would make its pairs move together: the comparisons' medians pooled as units
     print(
-        f"  the same, one median per comparison{'' if pairs_judged else ' (what is judged)'} "
-        f"({', '.join(fmt(m) for m in medians.values)}): HL {fmt(medians.estimate, 2)} {interval_text(medians)}, "
-        f"{medians.verdict}; intraclass correlation of the pairs {fmt(icc, 3)} ({_icc_reading(icc)})"
+        f"  one median per comparison ({', '.join(fmt(m) for m in medians.values)}): HL {fmt(medians.estimate, 2)} "
+        f"{interval_text(medians)}; intraclass correlation of the pairs {fmt(sitting.paired_icc.get(key), 3)}"
     )
-
-
-def _icc_reading(icc: float | None) -> str:
-    if icc is None:
-        return "too few comparisons to tell whether a comparison's pairs move together"
-    if icc < ICC_INDEPENDENT:
-        return "a comparison's pairs do not move together: pooling every pair is fair"
-    return "a comparison's pairs move together: the line of medians decides, not the pooled pairs"
 
 
 def _costs(sitting: Sitting) -> None:

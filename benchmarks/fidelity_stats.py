@@ -1,5 +1,6 @@
 """Timing fidelity's statistics: the tolerances, the Hodges-Lehmann shift with its exact signed-rank interval,
-Student-t, and the intraclass correlation of a comparison's pairs (`timing_fidelity.py`)."""
+Student-t, pairs pooled by comparison (a two-stage bootstrap), and the intraclass correlation of a comparison's
+pairs (`timing_fidelity.py`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
+
+from reportgen.analyze.timing import RESAMPLES, SEED, percentile_interval
 
 __all__: list[str] = []
 
@@ -25,6 +28,11 @@ MIN_ROUNDS = 2
 
 CONFIDENCE = 0.95
 """The pooled intervals' coverage."""
+
+
+MIN_COMPARISONS = 6
+"""Pairs pooled by comparison (`clustered_pool`) are judged from this many comparisons on (the signed-rank
+interval of one value per comparison needs six too)."""
 
 
 _T_975: tuple[float, ...] = (
@@ -113,15 +121,47 @@ def pool(values: list[float | None], tolerance: float) -> Pooled:
     mean = statistics.fmean(measured)
     half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
     estimate, low, high = hodges_lehmann(measured)
+    return Pooled(
+        values, estimate, low, high, tolerance, _verdict(low, high, tolerance), mean, mean - half, mean + half
+    )
+
+
+def _verdict(low: float | None, high: float | None, tolerance: float) -> str:
     if low is None or high is None:
-        verdict = "too few"
-    elif -tolerance <= low and high <= tolerance:
-        verdict = "inside"
-    elif high < -tolerance or low > tolerance:
-        verdict = "outside"
-    else:
-        verdict = "undecided"
-    return Pooled(values, estimate, low, high, tolerance, verdict, mean, mean - half, mean + half)
+        return "too few"
+    if -tolerance <= low and high <= tolerance:
+        return "inside"
+    if high < -tolerance or low > tolerance:
+        return "outside"
+    return "undecided"
+
+
+def clustered_pool(groups: list[list[float]], tolerance: float) -> Pooled:
+    """Pairs grouped by comparison: the median of every pair, with the central 95 % percentile interval of a
+    two-stage bootstrap (whole comparisons with replacement, then each drawn comparison's pairs; fixed seed).
+
+    A process's own offset moves all of its pairs, and a comparison's pairs are many: so the interval must count
+    comparisons, not pairs. Two identical bare loops (an A/A sitting on a 2-core CPU, 4 comparisons of 30 block
+    pairs) read compiled -3.80 % [-6.96, -0.50] with every pair pooled as independent, though the pairs'
+    intraclass correlation was only +0.04: 30 pairs a comparison made even that a design effect of 2.2. Fewer
+    than `MIN_COMPARISONS` comparisons with pairs: "too few"."""
+    kept = [np.asarray(pairs, dtype=np.float64) for pairs in groups if pairs]
+    values: list[float | None] = [float(v) for pairs in kept for v in pairs]
+    if not kept:
+        return Pooled(values, None, None, None, tolerance, "too few")
+    every = np.concatenate(kept)
+    estimate, mean = float(np.median(every)), float(np.mean(every))
+    if len(kept) < MIN_COMPARISONS:
+        return Pooled(values, estimate, None, None, tolerance, "too few", mean)
+    rng = np.random.default_rng(SEED)
+    replicates = np.empty(RESAMPLES, dtype=np.float64)
+    for i in range(RESAMPLES):
+        drawn = [kept[j] for j in rng.integers(0, len(kept), size=len(kept))]
+        replicates[i] = np.median(np.concatenate([d[rng.integers(0, d.size, size=d.size)] for d in drawn]))
+    interval = percentile_interval(replicates)
+    return Pooled(
+        values, estimate, interval.low, interval.high, tolerance, _verdict(interval.low, interval.high, tolerance), mean
+    )
 
 
 def interval_text(p: Pooled) -> str:

@@ -37,9 +37,10 @@ interval within ±tolerance), "outside" (entirely beyond it) or "undecided"; the
 is printed beside it. The criterion's figures are judged pair by pair where pairs were kept: a step figure block by
 block (reportgen's block k against the bare loop's block k, granted back to back; speedup from each side's
 eager/compiled of that block pair), a graph's busy timing by timing (`GraphSide.paired_busy_pp`: the `-p`'s k-th
-timing and reportgen's first round's k-th took turns); either pair's difference cancels the host's state. Every
-pair of every comparison is pooled when a comparison's pairs do not move together (their intraclass correlation
-under `fidelity_report.ICC_INDEPENDENT`), else one median per comparison decides (`fidelity_report.judged`).
+timing and reportgen's first round's k-th took turns); either pair's difference cancels the host's state. The
+pairs are pooled by comparison (`fidelity_stats.clustered_pool`: their median, with a two-stage bootstrap interval
+over comparisons, then their pairs; at least 6 comparisons), since a process's own offset moves all its pairs
+(`fidelity_report.judged`).
 `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
 for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison).
@@ -51,7 +52,7 @@ does, and after a round where a comparison's bare loop did (that comparison is l
 
 This module runs the sitting (plan, rounds, command line); beside it `fidelity_children` (the bare loop and the
 `-p` processes), `fidelity_records` (what `--json` keeps), `fidelity_report` (figures, pools, tables) and
-`fidelity_stats` (tolerances, Hodges-Lehmann, Student-t, intraclass correlation).
+`fidelity_stats` (tolerances, Hodges-Lehmann, Student-t, pairs pooled by comparison, intraclass correlation).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Tests of benchmarks/fidelity_stats.py: the signed-rank critical values behind every pooled interval."""
+"""Tests of benchmarks/fidelity_stats.py: the signed-rank critical values behind every pooled interval, and pairs
+pooled by comparison."""
 
 from __future__ import annotations
 
 import itertools
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from fidelity_stats import hodges_lehmann, signed_rank_quantile
+from fidelity_stats import MIN_COMPARISONS, clustered_pool, hodges_lehmann, signed_rank_quantile
 
 
 def _by_enumeration(n: int, alpha: float = 0.05) -> int:
@@ -42,3 +44,17 @@ def test_hodges_lehmann_of_a_constant_shift_is_the_shift_with_a_point_interval()
     assert hodges_lehmann([2.5] * 8) == (2.5, 2.5, 2.5)
     estimate, low, high = hodges_lehmann([float(v) for v in range(-5, 6)])
     assert estimate == 0.0 and low is not None and high is not None and low < 0 < high
+
+
+def test_pairs_pooled_by_comparison_give_the_median_and_an_interval_over_comparisons() -> None:
+    offsets = [-2.0, -1.0, 0.0, 0.5, 1.0, 2.0]
+    groups = [[c] * 20 for c in offsets]  # each comparison's pairs all read its own offset
+    pooled = clustered_pool(groups, 3.0)
+    assert pooled.estimate == pytest.approx(statistics.median(offsets))
+    assert pooled.low is not None and pooled.high is not None
+    assert -2.0 <= pooled.low < 0.0 < pooled.high <= 2.0  # the comparisons' spread, not 120 pairs' precision
+    assert pooled.verdict == "inside" and len(pooled.values) == 120
+    assert clustered_pool(groups, 3.0) == pooled  # a fixed seed: the same pairs, the same interval
+    assert clustered_pool(groups, 1.0).verdict == "undecided"
+    assert clustered_pool([[5.0] * 20] * MIN_COMPARISONS, 3.0).verdict == "outside"
+    assert clustered_pool([*groups[: MIN_COMPARISONS - 1], []], 3.0).verdict == "too few"
