@@ -19,8 +19,19 @@ PAIRED_FROM = 1
 against 13-22 for mixnet_l's forward on an H200)."""
 
 
+class StepMedians:
+    """A process's eager and compiled step-time medians (ms; fields of the dataclasses below), and their ratio."""
+
+    eager_ms: float
+    compiled_ms: float
+
+    @property
+    def speedup(self) -> float:
+        return self.eager_ms / self.compiled_ms
+
+
 @dataclass
-class Bare:
+class Bare(StepMedians):
     """One bare-loop process: medians (ms), their samples and the host probe before each block pair."""
 
     index: int
@@ -31,10 +42,6 @@ class Bare:
     eager_samples_ms: list[float]
     compiled_samples_ms: list[float]
     host_probe_ms: list[float]
-
-    @property
-    def speedup(self) -> float:
-        return self.eager_ms / self.compiled_ms
 
 
 @dataclass
@@ -116,7 +123,7 @@ class GraphSide:
 
 
 @dataclass
-class Run:
+class Run(StepMedians):
     """One timed `reportgen run`: where its bundle was read, where it was kept, its figures and its graphs'."""
 
     round: int
@@ -133,10 +140,6 @@ class Run:
     """Each timed block's ms per step, in order: block k took turns with the bare loop's block k (empty in
     sittings from before they were kept)."""
     compiled_samples_ms: list[float] = field(default_factory=list)
-
-    @property
-    def speedup(self) -> float:
-        return self.eager_ms / self.compiled_ms
 
 
 @dataclass

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from reportgen.analyze.timing import RESAMPLES, SEED, percentile_interval
+from reportgen.bundle import Interval
+
+T = TypeVar("T")
 
 __all__: list[str] = []
 
@@ -145,23 +150,29 @@ def clustered_pool(groups: list[list[float]], tolerance: float) -> Pooled:
     pairs) read compiled -3.80 % [-6.96, -0.50] with every pair pooled as independent, though the pairs'
     intraclass correlation was only +0.04: 30 pairs a comparison made even that a design effect of 2.2. Fewer
     than `MIN_COMPARISONS` comparisons with pairs: "too few"."""
-    kept = [np.asarray(pairs, dtype=np.float64) for pairs in groups if pairs]
-    values: list[float | None] = [float(v) for pairs in kept for v in pairs]
+    kept = [pairs for pairs in groups if pairs]
+    values: list[float | None] = [v for pairs in kept for v in pairs]
     if not kept:
         return Pooled(values, None, None, None, tolerance, "too few")
-    every = np.concatenate(kept)
-    estimate, mean = float(np.median(every)), float(np.mean(every))
+    estimate, mean = float(np.median(values)), statistics.fmean(v for pairs in kept for v in pairs)
     if len(kept) < MIN_COMPARISONS:
         return Pooled(values, estimate, None, None, tolerance, "too few", mean)
-    rng = np.random.default_rng(SEED)
-    replicates = np.empty(RESAMPLES, dtype=np.float64)
-    for i in range(RESAMPLES):
-        drawn = [kept[j] for j in rng.integers(0, len(kept), size=len(kept))]
-        replicates[i] = np.median(np.concatenate([d[rng.integers(0, d.size, size=d.size)] for d in drawn]))
-    interval = percentile_interval(replicates)
+    interval = two_stage_interval(kept, lambda drawn: float(np.median(drawn)))
     return Pooled(
         values, estimate, interval.low, interval.high, tolerance, _verdict(interval.low, interval.high, tolerance), mean
     )
+
+
+def two_stage_interval(groups: Sequence[Sequence[T]], statistic: Callable[[list[T]], float]) -> Interval:
+    """The central 95 % percentile interval of `statistic` under a two-stage bootstrap: whole groups with
+    replacement (a comparison, a round: what shares a process or a host state), then each drawn group's members.
+    Fixed seed: the same groups always give the same interval."""
+    rng = np.random.default_rng(SEED)
+    replicates = np.empty(RESAMPLES, dtype=np.float64)
+    for n in range(RESAMPLES):
+        drawn = [groups[i] for i in rng.integers(0, len(groups), size=len(groups))]
+        replicates[n] = statistic([g[i] for g in drawn for i in rng.integers(0, len(g), size=len(g))])
+    return percentile_interval(replicates)
 
 
 def interval_text(p: Pooled) -> str:

@@ -76,12 +76,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from fidelity_stats import Pooled, interval_text, pool
+from fidelity_stats import Pooled, interval_text, pool, two_stage_interval
 from fresh_process import repo_env
 from tabulate import tabulate
 from timing_fidelity import Deadline, recipe_with_steps
 
-from reportgen.analyze.timing import RESAMPLES, SEED, percentile_interval
 from reportgen.bundle import iter_bundles, load_bundle
 from reportgen.run import window
 from reportgen.run.pause import descendants
@@ -248,12 +247,7 @@ def median_shift(pairs: list[Pair]) -> tuple[float, float, float]:
         return 100 * (float(np.median([p.busy for p in chosen])) / float(np.median([p.quiet for p in chosen])) - 1)
 
     rounds = [[p for p in pairs if p.round == r] for r in sorted({p.round for p in pairs})]
-    rng = np.random.default_rng(SEED)
-    replicates = []
-    for _ in range(RESAMPLES):
-        drawn = [rounds[i] for i in rng.integers(0, len(rounds), size=len(rounds))]
-        replicates.append(shift([r[i] for r in drawn for i in rng.integers(0, len(r), size=len(r))]))
-    interval = percentile_interval(np.asarray(replicates, dtype=np.float64))
+    interval = two_stage_interval(rounds, shift)
     return shift(pairs), interval.low, interval.high
 
 
