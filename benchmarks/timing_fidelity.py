@@ -87,7 +87,7 @@ from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run
 from fidelity_report import dump_sitting, fmt, report, undecided, update_pooled
 from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
-from reportgen.bundle import MANIFEST_FILE
+from reportgen.bundle import MANIFEST_FILE, MAX_MODULE_BYTES, bundle_file
 from reportgen.escape import one_line
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
@@ -278,7 +278,8 @@ def _start_group(
     started = [first, start_child("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
     for side in warm.graphs if seeds else []:
         assert side.seed_module is not None
-        command = [sys.executable, __file__, str(plan.recipe), "--seed", str(Path(warm.path) / side.seed_module)]
+        wrapper = bundle_file(Path(warm.path), side.seed_module, MAX_MODULE_BYTES)  # inside the bundle, a plain file
+        command = [sys.executable, __file__, str(plan.recipe), "--seed", str(wrapper)]
         for round_ in range(seeds):
             what = seed_process_name(side.graph, round_)
             log = logs / f"{what.replace(' ', f'-{number}-')}.log"  # seed-<comparison>-<graph>[#<round>].log
