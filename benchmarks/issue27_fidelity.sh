@@ -26,6 +26,9 @@
 # (benchmarks/sittings/2026-11-28-2xH200-c/sit52.sh). CONTINUE=benchmarks/sittings/2026-11-28-2xH200-c/
 # fidelity-mixnet_l.json pools with the mixnet_l sittings so far (6 comparisons; 3 with reportgen's blocks kept).
 # FID_ARGS: more arguments for timing_fidelity.py (e.g. FID_ARGS=--aa: a bare loop in reportgen's place, the floor).
+# Session 53: FID_SEEDS=0 starts no -p (step figures only; busy once decided) for shorter rounds. Two sittings in one
+# tree once shared the steps copy of the recipe and one's exit removed it under the other: the copy's name now holds
+# the pid (benchmarks/sittings/2026-11-28-2xH200-e/).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 W=${W:-/tmp/g27f}

@@ -43,7 +43,8 @@ over comparisons, then their pairs; at least 6 comparisons), since a process's o
 (`fidelity_report.judged`).
 `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
-for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison).
+for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison);
+`--seeds 0` starts none (busy figures unmeasured, step figures only, for shorter rounds once busy is decided).
 `--until-decided MAX` adds rounds up to MAX comparisons while a judged figure is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
@@ -225,7 +226,7 @@ def _slow_host(plan: Plan, bare: Bare) -> float | None:
 def seeds_per_graph(warm: Run, asked: int) -> int:
     """`--seeds`, at most one per timing round of reportgen's (the warm-up's bundle tells how many it makes)."""
     rounds = min((len(g.unprofiled_reps_ms) for g in warm.graphs), default=0)
-    return max(1, min(asked, rounds))
+    return 0 if asked == 0 else max(1, min(asked, rounds))
 
 
 def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
@@ -517,7 +518,7 @@ def main() -> int:
         type=int,
         default=1,
         help="fresh -p processes per graph, each paired timing by timing with one of reportgen's timing rounds "
-        "(default 1; at most its rounds, 3)",
+        "(default 1; at most its rounds, 3; 0: no -p, step figures only)",
     )
     parser.add_argument("--steps", type=int, help="both sides time this many block pairs (default: the recipe's)")
     parser.add_argument("--warm-up-only", action="store_true", help="fill the cache with the warm-up run, then stop")
@@ -554,8 +555,8 @@ def main() -> int:
         return 0
     if args.recipe is None:
         parser.error("a recipe is needed (or --report JSON...)")
-    if args.groups < 1 or args.seeds < 1:
-        parser.error("--groups and --seeds must be at least 1")
+    if args.groups < 1 or args.seeds < 0:
+        parser.error("--groups must be at least 1 and --seeds at least 0")
     if args.rounds * args.groups < MIN_ROUNDS and not args.warm_up_only:
         parser.error(f"--rounds x --groups must be at least {MIN_ROUNDS} (an interval needs two differences)")
     if args.until_decided is not None and args.until_decided < args.rounds * args.groups:
@@ -568,7 +569,11 @@ def main() -> int:
 
 @contextlib.contextmanager
 def recipe_with_steps(recipe: Path, steps: int | None) -> Iterator[Path]:
-    """`recipe`, or a copy beside it (its relative references unchanged) whose `profile.steps` is `steps`."""
+    """`recipe`, or a copy beside it (its relative references unchanged) whose `profile.steps` is `steps`.
+
+    The copy's name holds this process's id: two sittings in one tree (one per GPU) each remove only their own
+    (session 53 lost a round when one sitting's exit removed the copy the other still read).
+    """
     if steps is None:
         yield recipe
         return
@@ -576,7 +581,7 @@ def recipe_with_steps(recipe: Path, steps: int | None) -> Iterator[Path]:
 
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
     data.setdefault("profile", {})["steps"] = steps
-    copy = recipe.with_name(f".fidelity-{recipe.stem}-{steps}-steps{recipe.suffix}")
+    copy = recipe.with_name(f".fidelity-{recipe.stem}-{steps}-steps-{os.getpid()}{recipe.suffix}")
     copy.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     try:
         yield copy

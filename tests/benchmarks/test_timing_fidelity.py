@@ -1,11 +1,14 @@
 """Tests of benchmarks/timing_fidelity.py (and its fidelity_* modules): a fresh `-p` that fails says why, and the
-sitting's file keeps it; step figures pair block by block, and pairs are judged by comparison."""
+sitting's file keeps it; step figures pair block by block, and pairs are judged by comparison; two sittings share
+a tree."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,25 @@ def test_a_file_that_continued_another_is_not_pooled_with_it_twice(tmp_path: Pat
     assert len(timing_fidelity.reread([earlier, sitting_file("c.json", other)], 3.0, 3.0).runs) == 2
     with pytest.raises(SystemExit, match=r"b\.json: comparison 1 \(/w/results/1\) is pooled already"):
         timing_fidelity.reread([earlier, later], 3.0, 3.0)
+
+
+def test_two_sittings_in_one_tree_each_keep_their_own_steps_copy(tmp_path: Path) -> None:
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text("name: tiny\nmodel: {factory: 'torch.nn:Identity'}\nprofile: {steps: 5}\n", encoding="utf-8")
+    other = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import timing_fidelity as t; from pathlib import Path\n"
+        "with t.recipe_with_steps(Path(sys.argv[2]), 7) as copy: print(copy)\n"
+    )
+    benchmarks = str(Path(timing_fidelity.__file__).parent)
+    with timing_fidelity.recipe_with_steps(recipe, 9) as ours:
+        done = subprocess.run([sys.executable, "-c", other, benchmarks, str(recipe)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        theirs = Path(done.stdout.strip())
+        assert theirs.parent == ours.parent and theirs != ours and not theirs.exists()
+        assert "steps: 9" in ours.read_text(encoding="utf-8")  # the other sitting's exit left ours in place
+    assert not ours.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["tiny.yaml"]
+
+
+def test_seeds_zero_starts_no_p_and_one_or_more_is_capped_by_reportgens_rounds() -> None:
+    warm = types.SimpleNamespace(graphs=[types.SimpleNamespace(unprofiled_reps_ms=[[1.0]] * 3)])
+    assert [timing_fidelity.seeds_per_graph(warm, n) for n in (0, 1, 3, 5)] == [0, 1, 3, 3]  # type: ignore[arg-type]
