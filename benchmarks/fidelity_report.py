@@ -162,9 +162,11 @@ def judged_figures(sitting: Sitting) -> list[str]:
     return [*STEP_FIGURES, *busy]
 
 
-def undecided(sitting: Sitting) -> list[str]:
-    """The judged figures (`judged`) whose interval straddles a tolerance edge, or that have too few values."""
-    return [key for key in judged_figures(sitting) if judged(sitting, key).verdict in ("undecided", "too few")]
+def undecided(sitting: Sitting, busy: bool = True) -> list[str]:
+    """The judged figures (`judged`) whose interval straddles a tolerance edge, or that have too few values;
+    step figures only unless `busy` (a sitting without `-p` cannot decide a busy figure)."""
+    figures = judged_figures(sitting) if busy else list(STEP_FIGURES)
+    return [key for key in figures if judged(sitting, key).verdict in ("undecided", "too few")]
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -284,6 +286,9 @@ def _costs(sitting: Sitting) -> None:
         return
     run = sitting.runs[0]
     walls = [g.seed_wall_s or 0.0 for g in run.graphs]
+    if not any(walls):  # `--seeds 0` (or --aa): no `-p` to weigh against
+        print(f"round 1: reportgen run {run.wall_s:.1f} s; no -p")
+        return
     manual_s = (run.compile_s or 0.0) + sum(walls)
     print(
         f"round 1: reportgen run {run.wall_s:.1f} s; first-call compile {run.compile_s or 0:.1f} s + -p runs "

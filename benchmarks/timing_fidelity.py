@@ -234,7 +234,7 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
     with the timing of the same number in reportgen's round of that `-p` (`seed_role`), and the first `-p`'s
     profile with reportgen's profile."""
     pairs: list[tuple[Window, Window]] = []
-    for g in warm.graphs:
+    for g in warm.graphs if seeds else []:  # no `-p`: nothing to pair (a pair waits for its partner)
         # each of the `-p`'s timings with reportgen's round's timing of the same number (both harnesses
         # time `repeat` x `times` calls; a bundle from before the per-timing windows had one window a round)
         repeat = len(g.unprofiled_reps_ms[0]) if g.unprofiled_reps_ms else 0
@@ -468,10 +468,11 @@ def compare(plan: Plan) -> Sitting:
         not plan.deadline.passed()
         and plan.until_decided is not None
         and len(sitting.runs) < plan.until_decided
-        and undecided(sitting)
+        and undecided(sitting, busy=plan.seeds > 0 and not plan.aa)
         and len(sitting.excluded) == excluded
     ):
-        print(f"undecided: {', '.join(undecided(sitting))}; comparison {len(sitting.runs) + 1} on", flush=True)
+        pending = undecided(sitting, busy=plan.seeds > 0 and not plan.aa)
+        print(f"undecided: {', '.join(pending)}; comparison {len(sitting.runs) + 1} on", flush=True)
         _round(plan, sitting, warm, env)
     if len(sitting.excluded) > excluded:
         print("the host slowed down during the sitting: it stops here (left-out comparisons are in --json)")

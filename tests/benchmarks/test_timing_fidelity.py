@@ -119,6 +119,9 @@ def test_pairs_are_judged_by_comparison_not_as_independent_draws() -> None:
     alike = _offsets([[-4 + 8 * k / 11 for k in range(12)] for _ in range(6)])
     assert fidelity_report.undecided(alike) == []
     assert "eager_ms" in fidelity_report.undecided(_offsets([list(jitter)] * 5))  # five comparisons: too few
+    alike.pooled["graph 0 busy"] = apart.pooled["eager_ms paired"]  # an undecided busy figure …
+    assert fidelity_report.undecided(alike) == ["graph 0 busy"]
+    assert fidelity_report.undecided(alike, busy=False) == []  # … that a sitting without -p does not wait for
 
 
 def test_a_file_that_continued_another_is_not_pooled_with_it_twice(tmp_path: Path) -> None:
@@ -162,3 +165,13 @@ def test_two_sittings_in_one_tree_each_keep_their_own_steps_copy(tmp_path: Path)
 def test_seeds_zero_starts_no_p_and_one_or_more_is_capped_by_reportgens_rounds() -> None:
     warm = types.SimpleNamespace(graphs=[types.SimpleNamespace(unprofiled_reps_ms=[[1.0]] * 3)])
     assert [timing_fidelity.seeds_per_graph(warm, n) for n in (0, 1, 3, 5)] == [0, 1, 3, 3]  # type: ignore[arg-type]
+
+
+def test_without_p_no_window_waits_for_a_partner() -> None:
+    """`--seeds 0` once left reportgen's graph profile paired with a `-p` that never came: a CPU sitting's runs
+    waited 12 min for it (`partner_wait_s`)."""
+    graphs = [types.SimpleNamespace(graph=g, unprofiled_reps_ms=[[1.0, 1.1]] * 3) for g in (0, 1)]
+    warm = types.SimpleNamespace(graphs=graphs)
+    assert timing_fidelity._group_policy(warm, swapped=False, seeds=0).pairs == []  # type: ignore[arg-type]
+    paired = timing_fidelity._group_policy(warm, swapped=False, seeds=1).pairs  # type: ignore[arg-type]
+    assert len(paired) == 2 * (2 + 1) and all(a[0].startswith("seed") and b[0] == "reportgen" for a, b in paired)
