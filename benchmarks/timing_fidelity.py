@@ -62,6 +62,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -165,11 +166,17 @@ class Plan:
     """No round starts after it (`--stop-after-s`)."""
 
 
+def recipe_key(recipe: str | Path) -> str:
+    """A sitting's recipe file name without the process id of its steps copy (`recipe_with_steps`): sittings of
+    one recipe and step count continue each other whichever process made the copy."""
+    return re.sub(r"^(\.fidelity-.+-\d+-steps)-\d+(\.\w+)$", r"\1\2", Path(recipe).name)
+
+
 def continue_from(sitting: Sitting, path: Path) -> None:
     """Put the comparisons of an earlier sitting's `--json` file first (the same recipe and variant, its pools
     judged with the new ones): a sitting cut short by the machine's 30 min goes on where it stopped."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    if (Path(data["recipe"]).name, data["variant"]) != (Path(sitting.recipe).name, sitting.variant):
+    if (recipe_key(data["recipe"]), data["variant"]) != (recipe_key(sitting.recipe), sitting.variant):
         raise SystemExit(f"{path}: a sitting of {data['recipe']} ({data['variant']}), not of this recipe and variant")
     seen = {(run.path, run.wall_s) for run in sitting.runs}
     for run in data["runs"]:

@@ -175,3 +175,11 @@ def test_without_p_no_window_waits_for_a_partner() -> None:
     assert timing_fidelity._group_policy(warm, swapped=False, seeds=0).pairs == []  # type: ignore[arg-type]
     paired = timing_fidelity._group_policy(warm, swapped=False, seeds=1).pairs  # type: ignore[arg-type]
     assert len(paired) == 2 * (2 + 1) and all(a[0].startswith("seed") and b[0] == "reportgen" for a, b in paired)
+
+
+def test_a_sitting_continues_one_of_the_same_recipe_and_steps_whichever_process_copied_it() -> None:
+    key = timing_fidelity.recipe_key
+    assert key("/w/recipes/.fidelity-resnet50-60-steps-8841.yaml") == ".fidelity-resnet50-60-steps.yaml"
+    assert key("/tmp/work/recipes/.fidelity-resnet50-60-steps.yaml") == ".fidelity-resnet50-60-steps.yaml"
+    assert key("recipes/.fidelity-resnet50-40-steps-8841.yaml") != key("recipes/.fidelity-resnet50-60-steps-1.yaml")
+    assert key("recipes/mixnet_l.yaml") == "mixnet_l.yaml" != key("recipes/.fidelity-mixnet_l-24-steps-7.yaml")
