@@ -276,6 +276,12 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
         f"  one median per comparison ({', '.join(fmt(m) for m in medians.values)}): HL {fmt(medians.estimate, 2)} "
         f"{interval_text(medians)}; intraclass correlation of the pairs {fmt(sitting.paired_icc.get(key), 3)}"
     )
+    tags = [run.sitting or "untagged" for run in sitting.runs]
+    if len(tags) == len(medians.values) and len(set(tags)) > 1:  # comparisons of one sitting share its machine
+        by_sitting: dict[str, list[str]] = {}
+        for tag, median in zip(tags, medians.values, strict=True):
+            by_sitting.setdefault(tag, []).append(fmt(median))
+        print("  by sitting: " + "; ".join(f"{tag} ({', '.join(m)})" for tag, m in by_sitting.items()))
 
 
 def _costs(sitting: Sitting) -> None:

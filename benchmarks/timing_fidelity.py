@@ -85,7 +85,7 @@ from fidelity_children import (
     start_child,
     wait_all,
 )
-from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run
+from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run, sitting_tag
 from fidelity_report import dump_sitting, fmt, report, undecided, update_pooled
 from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
@@ -164,6 +164,8 @@ class Plan:
     continue_from: Path | None = None
     deadline: Deadline = field(default_factory=lambda: Deadline(None))
     """No round starts after it (`--stop-after-s`)."""
+    tag: str = field(default_factory=sitting_tag)
+    """Every comparison of this sitting carries it (`Run.sitting`)."""
 
 
 def recipe_key(recipe: str | Path) -> str:
@@ -344,7 +346,7 @@ def _collect(
         )
     else:
         run = read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
-    run.windows = _window_summary(mine)
+    run.windows, run.sitting = _window_summary(mine), plan.tag
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
         raise failed(f"bare loop (comparison {number})", code, output, started[1].log)

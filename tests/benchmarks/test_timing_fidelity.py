@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 import types
@@ -16,6 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import fidelity_children
+import fidelity_records
 import fidelity_report
 import fidelity_stats
 import timing_fidelity
@@ -183,3 +185,13 @@ def test_a_sitting_continues_one_of_the_same_recipe_and_steps_whichever_process_
     assert key("/tmp/work/recipes/.fidelity-resnet50-60-steps.yaml") == ".fidelity-resnet50-60-steps.yaml"
     assert key("recipes/.fidelity-resnet50-40-steps-8841.yaml") != key("recipes/.fidelity-resnet50-60-steps-1.yaml")
     assert key("recipes/mixnet_l.yaml") == "mixnet_l.yaml" != key("recipes/.fidelity-mixnet_l-24-steps-7.yaml")
+
+
+def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: pytest.CaptureFixture[str]) -> None:
+    sitting = _offsets([[4.0] * 6] * 3 + [[-4.0] * 6] * 3)
+    for n, run in enumerate(sitting.runs):
+        run.sitting = "boot-a" if n < 3 else "boot-b"
+    fidelity_report.report(sitting)
+    assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in capsys.readouterr().out
+    tag = fidelity_records.sitting_tag()
+    assert re.fullmatch(r"(?:[0-9a-f]{8}|noboot)-\d{8}T\d{6}", tag), tag  # this machine's boot id, then the start time
