@@ -136,7 +136,7 @@ def update_pooled(sitting: Sitting, tolerance_pct: float, tolerance_pp: float) -
     sitting.paired_icc = {}
     for key, per_run in paired_groups(sitting).items():
         tolerance = tolerance_pct if key in STEP_FIGURES else tolerance_pp
-        sitting.pooled[key + PAIRED] = clustered_pool(per_run, tolerance)
+        sitting.pooled[key + PAIRED] = clustered_pool(per_run, tolerance, [run.sitting for run in sitting.runs])
         medians: list[float | None] = [statistics.median(pairs) if pairs else None for pairs in per_run]
         sitting.pooled[key + BY_COMPARISON] = pool(medians, tolerance)
         sitting.paired_icc[key] = intraclass_correlation([pairs for pairs in per_run if pairs])
@@ -266,10 +266,12 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
     if (paired := sitting.pooled.get(key + PAIRED)) is None or not paired.values:
         return
     medians = sitting.pooled[key + BY_COMPARISON]
+    named = [run.sitting for run in sitting.runs if run.sitting]
+    stages = "sittings, their comparisons, then" if len(named) > len(set(named)) else "comparisons, then their"
     print(
         f"{title} (what is judged), {unit}: median of {len(paired.values)} pairs of "
         f"{sum(v is not None for v in medians.values)} comparisons {fmt(paired.estimate, 2)} {interval_text(paired)} "
-        f"(bootstrap: comparisons, then their pairs), {paired.verdict} ±{paired.tolerance:g} {unit}; "
+        f"(bootstrap: {stages} pairs), {paired.verdict} ±{paired.tolerance:g} {unit}; "
         f"mean {fmt(paired.mean, 2)}"
     )
     print(

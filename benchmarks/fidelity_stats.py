@@ -141,7 +141,7 @@ def _verdict(low: float | None, high: float | None, tolerance: float) -> str:
     return "undecided"
 
 
-def clustered_pool(groups: list[list[float]], tolerance: float) -> Pooled:
+def clustered_pool(groups: list[list[float]], tolerance: float, sittings: Sequence[str] | None = None) -> Pooled:
     """Pairs grouped by comparison: the median of every pair, with the central 95 % percentile interval of a
     two-stage bootstrap (whole comparisons with replacement, then each drawn comparison's pairs; fixed seed).
 
@@ -149,7 +149,11 @@ def clustered_pool(groups: list[list[float]], tolerance: float) -> Pooled:
     comparisons, not pairs. Two identical bare loops (an A/A sitting on a 2-core CPU, 4 comparisons of 30 block
     pairs) read compiled -3.80 % [-6.96, -0.50] with every pair pooled as independent, though the pairs'
     intraclass correlation was only +0.04: 30 pairs a comparison made even that a design effect of 2.2. Fewer
-    than `MIN_COMPARISONS` comparisons with pairs: "too few"."""
+    than `MIN_COMPARISONS` comparisons with pairs: "too few".
+
+    `sittings` names each group's sitting (`Run.sitting`): comparisons of one sitting share a machine and a
+    warm-up, so where any two share one the bootstrap has three stages (`three_stage_interval`): sittings, their
+    comparisons, their pairs. An empty name is a sitting of its own (files from before the tags)."""
     kept = [pairs for pairs in groups if pairs]
     values: list[float | None] = [v for pairs in kept for v in pairs]
     if not kept:
@@ -157,7 +161,12 @@ def clustered_pool(groups: list[list[float]], tolerance: float) -> Pooled:
     estimate, mean = float(np.median(values)), statistics.fmean(v for pairs in kept for v in pairs)
     if len(kept) < MIN_COMPARISONS:
         return Pooled(values, estimate, None, None, tolerance, "too few", mean)
-    interval = two_stage_interval(kept, lambda drawn: float(np.median(drawn)))
+    tags = [tag for pairs, tag in zip(groups, sittings or [""] * len(groups), strict=True) if pairs]
+    nested = by_sitting(kept, tags)
+    if all(len(comparisons) == 1 for comparisons in nested):
+        interval = two_stage_interval(kept, lambda drawn: float(np.median(drawn)))
+    else:
+        interval = three_stage_interval(nested, lambda drawn: float(np.median(drawn)))
     return Pooled(
         values, estimate, interval.low, interval.high, tolerance, _verdict(interval.low, interval.high, tolerance), mean
     )
@@ -172,6 +181,26 @@ def two_stage_interval(groups: Sequence[Sequence[T]], statistic: Callable[[list[
     for n in range(RESAMPLES):
         drawn = [groups[i] for i in rng.integers(0, len(groups), size=len(groups))]
         replicates[n] = statistic([g[i] for g in drawn for i in rng.integers(0, len(g), size=len(g))])
+    return percentile_interval(replicates)
+
+
+def by_sitting(groups: Sequence[Sequence[T]], tags: Sequence[str]) -> list[list[Sequence[T]]]:
+    """`groups` nested by their sitting's tag, in order of first appearance; an empty tag is a sitting alone."""
+    nested: dict[object, list[Sequence[T]]] = {}
+    for n, (group, tag) in enumerate(zip(groups, tags, strict=True)):
+        nested.setdefault(tag or n, []).append(group)
+    return list(nested.values())
+
+
+def three_stage_interval(sittings: Sequence[Sequence[Sequence[T]]], statistic: Callable[[list[T]], float]) -> Interval:
+    """`two_stage_interval` with a stage above: whole sittings with replacement, then each drawn sitting's
+    comparisons, then each drawn comparison's members. Fixed seed."""
+    rng = np.random.default_rng(SEED)
+    replicates = np.empty(RESAMPLES, dtype=np.float64)
+    for n in range(RESAMPLES):
+        drawn = [sittings[i] for i in rng.integers(0, len(sittings), size=len(sittings))]
+        groups = [s[i] for s in drawn for i in rng.integers(0, len(s), size=len(s))]
+        replicates[n] = statistic([g[i] for g in groups for i in rng.integers(0, len(g), size=len(g))])
     return percentile_interval(replicates)
 
 

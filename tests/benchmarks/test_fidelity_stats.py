@@ -1,5 +1,5 @@
 """Tests of benchmarks/fidelity_stats.py: the signed-rank critical values behind every pooled interval, and pairs
-pooled by comparison."""
+pooled by comparison and by sitting."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from fidelity_stats import MIN_COMPARISONS, clustered_pool, hodges_lehmann, signed_rank_quantile
+from fidelity_stats import MIN_COMPARISONS, by_sitting, clustered_pool, hodges_lehmann, signed_rank_quantile
 
 
 def _by_enumeration(n: int, alpha: float = 0.05) -> int:
@@ -58,3 +58,20 @@ def test_pairs_pooled_by_comparison_give_the_median_and_an_interval_over_compari
     assert clustered_pool(groups, 1.0).verdict == "undecided"
     assert clustered_pool([[5.0] * 20] * MIN_COMPARISONS, 3.0).verdict == "outside"
     assert clustered_pool([*groups[: MIN_COMPARISONS - 1], []], 3.0).verdict == "too few"
+
+
+def test_comparisons_of_one_sitting_are_resampled_together() -> None:
+    """Four sittings of six tight comparisons, one sitting 3.5 % off: counted as 24 independent comparisons the
+    median reads inside ±3 %; with their sittings named, a draw of sittings can land on the odd one: undecided."""
+    jitter = [0.01 * k for k in range(10)]
+    offsets = [3.5] * 6 + [0.0] * 6 + [0.5] * 6 + [0.2] * 6
+    groups = [[offset + j for j in jitter] for offset in offsets]
+    tags = [tag for tag in "abcd" for _ in range(6)]
+    alone = clustered_pool(groups, 3.0)
+    assert alone.verdict == "inside" and alone.high is not None and alone.high < 1.0
+    together = clustered_pool(groups, 3.0, tags)
+    assert together.verdict == "undecided" and together.high is not None and together.high > 3.5
+    assert together.estimate == alone.estimate  # the same pairs: only the interval changes
+    untagged = clustered_pool(groups, 3.0, [""] * len(groups))  # files from before the tags
+    assert (untagged.low, untagged.high) == (alone.low, alone.high)
+    assert by_sitting([[1], [2], [3], [4]], ["a", "", "a", ""]) == [[[1], [3]], [[2]], [[4]]]

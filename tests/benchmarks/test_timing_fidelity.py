@@ -192,6 +192,8 @@ def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: py
     for n, run in enumerate(sitting.runs):
         run.sitting = "boot-a" if n < 3 else "boot-b"
     fidelity_report.report(sitting)
-    assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in out
+    assert "(bootstrap: sittings, their comparisons, then pairs)" in out
     tag = fidelity_records.sitting_tag()
     assert re.fullmatch(r"(?:[0-9a-f]{8}|noboot)-\d{8}T\d{6}", tag), tag  # this machine's boot id, then the start time
