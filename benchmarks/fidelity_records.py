@@ -142,18 +142,18 @@ class Run(StepMedians):
     sittings from before they were kept)."""
     compiled_samples_ms: list[float] = field(default_factory=list)
     sitting: str = ""
-    """The sitting that measured it (`sitting_tag`; empty in files from before): one sitting's comparisons share
-    a machine and a warm-up, and on 2xH200 they moved together (resnet50's compiled: -3.5 to -2.9 % in one
+    """The machine that measured it (`sitting_tag`; empty in files from before): one machine's comparisons share
+    its host and a warm-up, and on 2xH200 they moved together (resnet50's compiled: -3.5 to -2.9 % in one
     sitting, -7.3 and -5.3 % in another, +0.7 to +4.3 % in the first ones)."""
 
 
 def sitting_tag() -> str:
-    """This sitting's tag: the machine's boot id (not a secret: it changes at each boot) and the start time."""
+    """This sitting's tag: the machine's boot id (not a secret: it changes at each boot), so that two sittings
+    of one machine (one per GPU) are one cluster; without one, the start time."""
     try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()[:8]
+        return "boot-" + Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()[:8]
     except OSError:
-        boot = "noboot"
-    return f"{boot}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}"
+        return "start-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime())
 
 
 @dataclass

@@ -196,4 +196,5 @@ def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: py
     assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in out
     assert "(bootstrap: sittings, their comparisons, then pairs)" in out
     tag = fidelity_records.sitting_tag()
-    assert re.fullmatch(r"(?:[0-9a-f]{8}|noboot)-\d{8}T\d{6}", tag), tag  # this machine's boot id, then the start time
+    assert re.fullmatch(r"boot-[0-9a-f]{8}|start-\d{8}T\d{6}", tag), tag  # this machine's boot id (else the time)
+    assert fidelity_records.sitting_tag() == tag  # two sittings of one machine are one cluster
