@@ -38,7 +38,9 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
     import torch
 
+    from reportgen.run import inductor
     from reportgen.run.host import host_probe
+    from reportgen.run.modules import named_kernels
     from reportgen.run.workload import build_workload, compile_model, resolve_device
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
@@ -72,8 +74,10 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
             probe.append(host_probe() * 1e3)  # the host's CPU speed, outside the timed blocks (as the run does)
             eager.append(block(work.model, profile.block_steps))
             comp.append(block(compiled, profile.block_steps))
+    loaded = inductor.loaded_modules()
     return {
         "device": device,
+        "kernel_modules": named_kernels(inductor.module_files([m for m in loaded if inductor.is_wrapper(m)])),
         "eager_ms": statistics.median(eager),
         "compiled_ms": statistics.median(comp),
         "eager_samples_ms": eager,

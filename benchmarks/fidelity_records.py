@@ -43,6 +43,9 @@ class Bare(StepMedians):
     eager_samples_ms: list[float]
     compiled_samples_ms: list[float]
     host_probe_ms: list[float]
+    kernel_modules: list[str] = field(default_factory=list)
+    """File names of the kernels its compiled graphs' wrappers name (`reportgen.run.modules.named_kernels`: their
+    source's hash; empty in files from before): the same as reportgen's bundle keeps, or the two ran other code."""
 
 
 @dataclass
@@ -141,6 +144,8 @@ class Run(StepMedians):
     """Each timed block's ms per step, in order: block k took turns with the bare loop's block k (empty in
     sittings from before they were kept)."""
     compiled_samples_ms: list[float] = field(default_factory=list)
+    kernel_modules: list[str] = field(default_factory=list)
+    """File names of the kernel modules the bundle keeps (`Bare.kernel_modules`)."""
     sitting: str = ""
     """The machine that measured it (`sitting_tag`; empty in files from before): one machine's comparisons share
     its host and a warm-up, and on 2xH200 they moved together (resnet50's compiled: -3.5 to -2.9 % in one
@@ -199,6 +204,7 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         inductor_cache=str(bundle.manifest.inductor_cache),
         eager_samples_ms=list(metrics.eager.samples_ms),
         compiled_samples_ms=list(metrics.compiled.samples_ms),
+        kernel_modules=sorted(Path(m.path).name for m in bundle.manifest.modules if m.kind == "kernel"),
     )
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}

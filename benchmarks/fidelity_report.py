@@ -204,6 +204,27 @@ def _process_rows(sitting: Sitting) -> list[list[object]]:
     return rows
 
 
+def _kernels_line(sitting: Sitting) -> None:
+    """Whether reportgen and the bare loop ran the same kernels (`Run.kernel_modules`, `Bare.kernel_modules`)."""
+    listed = [
+        (r, b) for r, b in zip(sitting.runs, sitting.bares, strict=False) if r.kernel_modules and b.kernel_modules
+    ]
+    if not listed:
+        return
+    differ = []
+    for run, bare in listed:
+        ours, theirs = set(run.kernel_modules), set(bare.kernel_modules)
+        if ours != theirs:
+            differ.append(
+                f"comparison {run.round}: {len(ours - theirs)} only reportgen's, {len(theirs - ours)} only the bare loop's"
+            )
+    same = len(listed) - len(differ)
+    print(
+        f"kernels (file names: their source's hash), reportgen's against the bare loop's: the same in {same} of "
+        f"{len(listed)} comparisons" + (f"; {'; '.join(differ)}" if differ else "")
+    )
+
+
 def report(sitting: Sitting) -> None:
     """Print the processes, the pooled tables and round 1's costs."""
     print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
@@ -216,6 +237,7 @@ def report(sitting: Sitting) -> None:
     print(tabulate(_pooled_rows(sitting, keys, "%"), headers=_headers(sitting, "step figure"), disable_numparse=True))
     for key in STEP_FIGURES:
         _paired_lines(sitting, key, f"{key}, reportgen / bare loop block by block - 1", "%")
+    _kernels_line(sitting)
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
     for number in numbers:
         keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]

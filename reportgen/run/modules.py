@@ -14,7 +14,7 @@ from typing import Literal
 
 from reportgen.bundle import ModuleFile, module_dir
 
-__all__ = ["cached_source", "copy_modules", "scan_cache_dir"]
+__all__ = ["cached_source", "copy_modules", "named_kernels", "scan_cache_dir"]
 
 _KERNEL_PATH = re.compile(r"^# kernel path: (\S+\.py)\s*$", re.M)
 _WRAPPER_MARK = "compiled_module_main"
@@ -25,6 +25,15 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def named_kernels(files: Iterable[Path]) -> list[str]:
+    """File names of the kernels the wrappers among `files` name (`# kernel path:`) that exist, sorted: what
+    `copy_modules` keeps of them. A kernel's file name holds its source's hash, so two processes' lists are equal when they ran
+    the same kernels."""
+    texts = [_read(p) for p in files]
+    named = {Path(m) for t in texts if _WRAPPER_MARK in t for m in _KERNEL_PATH.findall(t)}
+    return sorted({m.name for m in named if m.is_file()})
 
 
 def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:

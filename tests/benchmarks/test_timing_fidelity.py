@@ -198,3 +198,13 @@ def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: py
     tag = fidelity_records.sitting_tag()
     assert re.fullmatch(r"boot-[0-9a-f]{8}|start-\d{8}T\d{6}", tag), tag  # this machine's boot id (else the time)
     assert fidelity_records.sitting_tag() == tag  # two sittings of one machine are one cluster
+
+
+def test_the_report_says_whether_both_sides_ran_the_same_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    sitting = _offsets([[0.0] * 3] * 3)
+    for run, bare in zip(sitting.runs, sitting.bares, strict=True):
+        run.kernel_modules, bare.kernel_modules = ["ka.py", "kb.py"], ["ka.py", "kb.py"]
+    sitting.bares[2].kernel_modules = ["ka.py", "kc.py", "kd.py"]
+    fidelity_report.report(sitting)
+    out = capsys.readouterr().out
+    assert "the same in 2 of 3 comparisons; comparison 3: 1 only reportgen's, 2 only the bare loop's" in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reportgen.run.modules import cached_source, copy_modules
+from reportgen.run.modules import cached_source, copy_modules, named_kernels
 
 
 def _wrapper(path: Path, kernels: list[Path]) -> Path:
@@ -27,6 +27,9 @@ def test_kernels_named_by_a_wrapper_are_copied_from_their_path(tmp_path: Path) -
         ("kernel", "modules/kernels/kworker.py"),
     ]
     assert (bundle / "modules/kernels/kworker.py").read_text() == "# kworker\n"
+    kept = sorted(Path(f.path).name for f in files if f.kind == "kernel")
+    assert named_kernels([wrapper, loaded, unnamed]) == kept == ["kloaded.py", "kworker.py"]  # what a bare loop lists
+    assert named_kernels([loaded, unnamed]) == []  # no wrapper, no kernel named
 
 
 def test_cached_source_finds_a_kernel_in_the_live_cache_layout(tmp_path: Path) -> None:
