@@ -40,7 +40,8 @@ eager/compiled of that block pair), a graph's busy timing by timing (`GraphSide.
 timing and reportgen's first round's k-th took turns); either pair's difference cancels the host's state. The
 pairs are pooled by comparison (`fidelity_stats.clustered_pool`: their median, with a two-stage bootstrap interval
 over comparisons, then their pairs; at least 6 comparisons), since a process's own offset moves all its pairs
-(`fidelity_report.judged`).
+(`fidelity_report.judged`); each comparison carries its machine's boot id, and comparisons of one machine are
+drawn together (machines, then their comparisons, then pairs: a machine moved them together too).
 `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
 for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison);
