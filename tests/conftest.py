@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,12 +32,12 @@ from reportgen.bundle import (
     write_bundle,
 )
 from reportgen.recipe.model import Recipe
-from tests.data import H100_FIXTURE
+from tests.data import CPU_HISTORY, H100_FIXTURE, RECIPES_DIR
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-__all__ = ["DEFAULT_KERNELS", "MakeBundle"]
+__all__ = ["DEFAULT_KERNELS", "MakeBundle", "shared_once"]
 
 MakeBundle = Callable[..., Path]
 
@@ -227,3 +232,36 @@ def browser() -> Iterator[Browser]:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+def shared_once(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """`make(directory)` done once per test session, by the first worker (pytest-xdist) that asks; the others wait
+    for it and get the same directory, which they must not change (copy it). A `make` that failed is tried again.
+
+    The directory sits beside the workers' temporary directories (in the session's own without xdist).
+    """
+    root = factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    done, directory = root / f"shared-{name}.done", root / f"shared-{name}"
+    with (root / f"shared-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.is_file():
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir()
+            make(directory)
+            done.touch()
+    return directory
+
+
+def _run_addmul_on_history(directory: Path) -> None:
+    results = Path(shutil.copytree(CPU_HISTORY, directory / "results"))
+    run = [sys.executable, "-m", "reportgen", "run", str(RECIPES_DIR / "addmul.yaml"), "-o", str(results)]
+    proc = subprocess.run(run, capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
+def addmul_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results directory: the recorded history of `addmul.yaml` (`CPU_HISTORY`) joined by one real CPU run of it
+    (`reportgen run`), made once per session and shared by the test files that read it; copy it to change it."""
+    return shared_once(tmp_path_factory, "addmul-history", _run_addmul_on_history) / "results"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.cli import main
-from tests.data import CPU_HISTORY, RECIPES_DIR
+from tests.data import CPU_HISTORY
 
 __all__: list[str] = []
 
@@ -44,11 +44,9 @@ def test_compare_between_torch_versions_prints_the_kernel_diff(
 
 
 @pytest.mark.slow
-def test_a_new_run_joins_the_recorded_history_and_the_site_shows_it(tmp_path: Path) -> None:
-    results = Path(shutil.copytree(CPU_HISTORY, tmp_path / "results"))
-    run = [sys.executable, "-m", "reportgen", "run", str(RECIPES_DIR / "addmul.yaml"), "-o", str(results)]
-    proc = subprocess.run(run, capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_a_new_run_joins_the_recorded_history_and_the_site_shows_it(tmp_path: Path, addmul_history: Path) -> None:
+    """`addmul_history`: `reportgen run addmul.yaml` into a copy of `CPU_HISTORY` (a real run, shared)."""
+    results = Path(shutil.copytree(addmul_history, tmp_path / "results"))
     assert (results / "addmul" / "comparison.json").is_file()  # the run keeps its comparison with the one before
     build = [sys.executable, "-m", "reportgen", "build", str(results), "--out", str(tmp_path / "site")]
     proc = subprocess.run(build, capture_output=True, text=True, timeout=900, check=False)

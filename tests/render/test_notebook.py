@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,23 +13,12 @@ from reportgen.recipe import find_local_modules
 from reportgen.render.notebook import Headline, comparison_table, reproducer_notebook
 
 MakeBundle = Callable[..., Path]
-ROOT = Path(__file__).resolve().parents[2]
-ADDMUL = ROOT / "tests" / "data" / "recipes" / "addmul.yaml"
 
 
 @pytest.fixture(scope="module")
-def cpu_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real bundle of `addmul.yaml`, run on the CPU."""
-    results = tmp_path_factory.mktemp("results")
-    proc = subprocess.run(
-        [sys.executable, "-m", "reportgen", "run", str(ADDMUL), "-o", str(results)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return results / "addmul"
+def cpu_bundle(addmul_history: Path) -> Path:
+    """A real bundle of `addmul.yaml`, run on the CPU (`reportgen run`; shared, joined to a recorded history)."""
+    return addmul_history / "addmul"
 
 
 def _sources(notebook: nbformat.NotebookNode, cell_type: str) -> list[str]:

@@ -1,7 +1,8 @@
 """The built site in a real browser: Debian's chromium, headless, driven by Playwright.
 
 A CPU bundle is made by a real `reportgen run` on top of a recorded history of that recipe (three runs under two
-torch versions: a trend page, kept runs' reports and a comparison); a small H200 bundle comes from tests/data/bundles,
+torch versions: a trend page, kept runs' reports and a comparison; the run is shared with other test files,
+`conftest.addmul_history`); a small H200 bundle comes from tests/data/bundles,
 and an H100 mixnet_l bundle with wide and long kernel tables from tests/data/h100_bundle.py. The site is served on 127.0.0.1 and each page is checked for images that did not load, console errors and internal
 links that do not answer 200. Full-page screenshots go to `$REPORTGEN_ARTIFACTS` (default tests/artifacts/).
 
@@ -13,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,6 @@ import pytest
 
 from reportgen.pipeline import build as build_site
 from reportgen.site.serve import make_server
-from tests.data import CPU_HISTORY
 from tests.data.h100_bundle import make_h100_bundle
 
 if TYPE_CHECKING:
@@ -59,14 +57,10 @@ def _artifacts() -> Path:
 
 
 @pytest.fixture(scope="module")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A site of one real CPU run and one canned H200 bundle, served on 127.0.0.1."""
+def site_url(tmp_path_factory: pytest.TempPathFactory, addmul_history: Path) -> Iterator[str]:
+    """A site of one real CPU run on its recorded history and canned H200 and H100 bundles, served on 127.0.0.1."""
     work = tmp_path_factory.mktemp("browser")
-    shutil.copytree(CPU_HISTORY, work / "results")  # the run below joins its history
-    recipe = TESTS / "data" / "recipes" / "addmul.yaml"
-    run = [sys.executable, "-m", "reportgen", "run", str(recipe), "-o", "results"]
-    proc = subprocess.run(run, cwd=work, capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shutil.copytree(addmul_history, work / "results")  # the real run, joined to its history (shared: a copy)
     shutil.copytree(TESTS / "data" / "bundles" / "fused_add_mul", work / "results" / "h200-fused_add_mul")
     make_h100_bundle(work / "results" / "h100-mixnet_l")
     with served(build_site(work / "results", work / "site")) as url:
