@@ -305,7 +305,7 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
         by_sitting: dict[str, list[str]] = {}
         for tag, median in zip(tags, medians.values, strict=True):
             by_sitting.setdefault(tag, []).append(fmt(median))
-        print("  by sitting: " + "; ".join(f"{tag} ({', '.join(m)})" for tag, m in by_sitting.items()))
+        print("  by sitting: " + "; ".join(f"{one_line(tag)} ({', '.join(m)})" for tag, m in by_sitting.items()))
 
 
 def _costs(sitting: Sitting) -> None:

@@ -16,6 +16,7 @@ from reportgen.analyze.timing import RESAMPLES, SEED, percentile_interval
 from reportgen.bundle import Interval
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 __all__: list[str] = []
 
@@ -180,9 +181,13 @@ def two_stage_interval(groups: Sequence[Sequence[T]], statistic: Callable[[list[
     rng = np.random.default_rng(SEED)
     replicates = np.empty(RESAMPLES, dtype=np.float64)
     for n in range(RESAMPLES):
-        drawn = [groups[i] for i in rng.integers(0, len(groups), size=len(groups))]
-        replicates[n] = statistic([g[i] for g in drawn for i in rng.integers(0, len(g), size=len(g))])
+        replicates[n] = statistic([m for g in _resample(rng, groups) for m in _resample(rng, g)])
     return percentile_interval(replicates)
+
+
+def _resample(rng: np.random.Generator, items: Sequence[U]) -> list[U]:
+    """`items` drawn with replacement, as many as there are."""
+    return [items[i] for i in rng.integers(0, len(items), size=len(items))]
 
 
 def by_sitting(groups: Sequence[Sequence[T]], tags: Sequence[str]) -> list[list[Sequence[T]]]:
@@ -199,9 +204,8 @@ def three_stage_interval(sittings: Sequence[Sequence[Sequence[T]]], statistic: C
     rng = np.random.default_rng(SEED)
     replicates = np.empty(RESAMPLES, dtype=np.float64)
     for n in range(RESAMPLES):
-        drawn = [sittings[i] for i in rng.integers(0, len(sittings), size=len(sittings))]
-        groups = [s[i] for s in drawn for i in rng.integers(0, len(s), size=len(s))]
-        replicates[n] = statistic([g[i] for g in groups for i in rng.integers(0, len(g), size=len(g))])
+        groups = [c for s in _resample(rng, sittings) for c in _resample(rng, s)]
+        replicates[n] = statistic([m for g in groups for m in _resample(rng, g)])
     return percentile_interval(replicates)
 
 

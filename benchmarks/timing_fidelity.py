@@ -474,14 +474,14 @@ def compare(plan: Plan) -> Sitting:
         _round(plan, sitting, warm, env)
         if len(sitting.excluded) > excluded:
             break
+    busy = plan.seeds > 0 and not plan.aa  # without a `-p`, no round can decide a busy figure
     while (
         not plan.deadline.passed()
         and plan.until_decided is not None
         and len(sitting.runs) < plan.until_decided
-        and undecided(sitting, busy=plan.seeds > 0 and not plan.aa)
+        and (pending := undecided(sitting, busy=busy))
         and len(sitting.excluded) == excluded
     ):
-        pending = undecided(sitting, busy=plan.seeds > 0 and not plan.aa)
         print(f"undecided: {', '.join(pending)}; comparison {len(sitting.runs) + 1} on", flush=True)
         _round(plan, sitting, warm, env)
     if len(sitting.excluded) > excluded:

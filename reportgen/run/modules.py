@@ -31,9 +31,12 @@ def named_kernels(files: Iterable[Path]) -> list[str]:
     """File names of the kernels the wrappers among `files` name (`# kernel path:`) that exist, sorted: what
     `copy_modules` keeps of them. A kernel's file name holds its source's hash, so two processes' lists are equal when they ran
     the same kernels."""
-    texts = [_read(p) for p in files]
-    named = {Path(m) for t in texts if _WRAPPER_MARK in t for m in _KERNEL_PATH.findall(t)}
-    return sorted({m.name for m in named if m.is_file()})
+    return sorted({m.name for m in _named_by_wrappers(_read(p) for p in files) if m.is_file()})
+
+
+def _named_by_wrappers(texts: Iterable[str]) -> set[Path]:
+    """The kernel paths that the wrappers (files holding `compiled_module_main`) among `texts` name."""
+    return {Path(m) for t in texts if _WRAPPER_MARK in t for m in _KERNEL_PATH.findall(t)}
 
 
 def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
@@ -47,7 +50,7 @@ def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
     paths = list(files)
     texts = {p: _read(p) for p in paths}
     wrappers = [p for p in paths if _WRAPPER_MARK in texts[p]]
-    named = {Path(m) for w in wrappers for m in _KERNEL_PATH.findall(texts[w])}
+    named = _named_by_wrappers(texts[w] for w in wrappers)
     by_name = {p.name: p for p in paths if p not in wrappers}
     by_name.update({p.name: p for p in named if p.name not in by_name and p.is_file()})
     kernels = sorted((by_name[p.name] for p in named if p.name in by_name), key=lambda p: p.name)
