@@ -40,6 +40,11 @@ BY_COMPARISON = " paired medians"
 """Suffix of the same pairs as one median per comparison (each comparison a unit: fair whatever its pairs share)."""
 
 
+def busy_key(graph: int) -> str:
+    """The judged busy figure of graph `graph` (`judged_figures`)."""
+    return f"graph {graph} busy"
+
+
 def _pct(new: float, ref: float) -> float:
     return 100 * (new / ref - 1)
 
@@ -76,7 +81,7 @@ def paired_groups(sitting: Sitting) -> dict[str, list[list[float]]]:
     by block, and each graph's busy timing by timing."""
     groups = paired_step_differences(sitting)
     for number, per_run in paired_busy_differences(sitting).items():
-        groups[f"graph {number} busy"] = per_run
+        groups[busy_key(number)] = per_run
     return {key: per_run for key, per_run in groups.items() if any(per_run)}
 
 
@@ -162,11 +167,16 @@ def judged_figures(sitting: Sitting) -> list[str]:
     return [*STEP_FIGURES, *busy]
 
 
+def decided(sitting: Sitting, key: str) -> bool:
+    """Figure `key` has a verdict the tolerance settles (inside or outside): more rounds need not measure it."""
+    return key in sitting.pooled and judged(sitting, key).verdict in ("inside", "outside")
+
+
 def undecided(sitting: Sitting, busy: bool = True) -> list[str]:
     """The judged figures (`judged`) whose interval straddles a tolerance edge, or that have too few values;
     step figures only unless `busy` (a sitting without `-p` cannot decide a busy figure)."""
     figures = judged_figures(sitting) if busy else list(STEP_FIGURES)
-    return [key for key in figures if judged(sitting, key).verdict in ("undecided", "too few")]
+    return [key for key in figures if not decided(sitting, key)]
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -240,7 +250,7 @@ def report(sitting: Sitting) -> None:
     _kernels_line(sitting)
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
     for number in numbers:
-        keys = [(f"graph {number} busy", "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
+        keys = [(busy_key(number), "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]
         print(f"\n{_graph_name(sitting, number)}: bundle - fresh -p, pp")
         print(tabulate(_pooled_rows(sitting, keys, "pp"), headers=_headers(sitting, "share"), disable_numparse=True))
         _paired_reps(sitting, number)
@@ -279,7 +289,7 @@ def _paired_reps(sitting: Sitting, number: int) -> None:
         print(
             f"wall per call, {name} - 1, %: {', '.join(fmt(v, 2) for v in values)}; HL {fmt(p.estimate, 2)} {interval}"
         )
-    _paired_lines(sitting, f"graph {number} busy", "busy - -p timing by timing", "pp")
+    _paired_lines(sitting, busy_key(number), "busy - -p timing by timing", "pp")
 
 
 def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:

@@ -46,7 +46,9 @@ drawn together (machines, then their comparisons, then pairs: a machine moved th
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
 for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison);
 `--seeds 0` starts none (busy figures unmeasured, step figures only, for shorter rounds once busy is decided).
-`--until-decided MAX` adds rounds up to MAX comparisons while a judged figure is undecided. `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
+`--until-decided MAX` adds rounds up to MAX comparisons while a judged figure is undecided, and starts `-p` only for
+the graphs whose busy is still undecided (`graphs_to_seed`: mixnet_l's backward alone once its forward is decided,
+half the `-p` processes). `--json OUT` holds every number, rewritten after each comparison; `--continue-from JSON`
 puts an earlier sitting's comparisons first (a lent machine goes back after 30 min held). With
 `--max-host-probe-ms MS` a sitting stops when the host is slower than normal: before the warm-up when a 3 s probe
 here reads over MS (a slow lent machine cost 4 min of warm-up to find out), after it when the warm-up's probe
@@ -68,7 +70,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -87,7 +89,7 @@ from fidelity_children import (
     wait_all,
 )
 from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run, sitting_tag
-from fidelity_report import dump_sitting, fmt, report, undecided, update_pooled
+from fidelity_report import busy_key, decided, dump_sitting, fmt, report, undecided, update_pooled
 from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
 from reportgen.bundle import MANIFEST_FILE, MAX_MODULE_BYTES, bundle_file
@@ -239,12 +241,12 @@ def seeds_per_graph(warm: Run, asked: int) -> int:
     return 0 if asked == 0 else max(1, min(asked, rounds))
 
 
-def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
+def _group_policy(warm: Run, swapped: bool, seeds: int = 1, seeded: Collection[int] | None = None) -> Turns:
     """One comparison's turns: step pairs alternate bare/reportgen (reportgen first when `swapped`); each of a graph's `-p` timings goes back to back
     with the timing of the same number in reportgen's round of that `-p` (`seed_role`), and the first `-p`'s
-    profile with reportgen's profile."""
+    profile with reportgen's profile. Only the graphs in `seeded` (default: all) have a `-p`."""
     pairs: list[tuple[Window, Window]] = []
-    for g in warm.graphs if seeds else []:  # no `-p`: nothing to pair (a pair waits for its partner)
+    for g in _seeded(warm, seeds, seeded):  # no `-p`: nothing to pair (a pair waits for its partner)
         # each of the `-p`'s timings with reportgen's round's timing of the same number (both harnesses
         # time `repeat` x `times` calls; a bundle from before the per-timing windows had one window a round)
         repeat = len(g.unprofiled_reps_ms[0]) if g.unprofiled_reps_ms else 0
@@ -265,8 +267,28 @@ def _group_policy(warm: Run, swapped: bool, seeds: int = 1) -> Turns:
     return policy
 
 
+def _seeded(warm: Run, seeds: int, graphs: Collection[int] | None) -> list[GraphSide]:
+    """The warm-up's graphs that get `seeds` fresh `-p` processes a comparison: `graphs` (None: all)."""
+    return [g for g in warm.graphs if seeds and (graphs is None or g.graph in graphs)]
+
+
+def graphs_to_seed(plan: Plan, sitting: Sitting, warm: Run) -> list[int] | None:
+    """With `--until-decided`, the graphs whose busy figure the pool has not decided yet (a decided one's `-p`
+    would cost a round minutes and GPU memory for nothing the verdict needs); else None: every graph."""
+    if plan.until_decided is None:
+        return None
+    return [g.graph for g in warm.graphs if not decided(sitting, busy_key(g.graph))]
+
+
 def _start_group(
-    plan: Plan, coordinator: Coordinator, group: str, number: int, warm: Run, env: dict[str, str], seeds: int
+    plan: Plan,
+    coordinator: Coordinator,
+    group: str,
+    number: int,
+    warm: Run,
+    env: dict[str, str],
+    seeds: int,
+    seeded: Collection[int] | None = None,
 ) -> list[Started]:
     """Comparison `number`'s processes: reportgen (or bare loop A), its bare loop and a `-p` per graph."""
     logs, results = plan.work / "logs", plan.work / "results" / group
@@ -287,7 +309,7 @@ def _start_group(
         )
     )
     started = [first, start_child("bare", bare_command, role("bare", env), logs / f"bare-{number}.log")]
-    for side in warm.graphs if seeds else []:
+    for side in _seeded(warm, seeds, seeded):
         assert side.seed_module is not None
         wrapper = bundle_file(Path(warm.path), side.seed_module, MAX_MODULE_BYTES)  # inside the bundle, a plain file
         command = [sys.executable, __file__, str(plan.recipe), "--seed", str(wrapper)]
@@ -306,10 +328,13 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     first = len(sitting.runs) + len(sitting.excluded) + 1
     numbers = list(range(first, first + plan.groups))
     seeds = 0 if plan.aa else seeds_per_graph(warm, plan.seeds)
-    groups = {str(n): _group_policy(warm, swapped=n % 2 == 0, seeds=seeds) for n in numbers}
+    seeded = graphs_to_seed(plan, sitting, warm)
+    if seeds and seeded is not None and len(seeded) < len(warm.graphs):
+        print(f"this round's -p: graphs {seeded} (the others' busy is decided)", flush=True)
+    groups = {str(n): _group_policy(warm, swapped=n % 2 == 0, seeds=seeds, seeded=seeded) for n in numbers}
     log = plan.work / "logs" / f"windows-{first}.log"
     with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
-        started = {n: _start_group(plan, coordinator, str(n), n, warm, env, seeds) for n in numbers}
+        started = {n: _start_group(plan, coordinator, str(n), n, warm, env, seeds, seeded) for n in numbers}
         wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
         windows = list(coordinator.granted)
     for number in numbers:

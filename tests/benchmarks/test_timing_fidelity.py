@@ -208,3 +208,24 @@ def test_the_report_says_whether_both_sides_ran_the_same_kernels(capsys: pytest.
     fidelity_report.report(sitting)
     out = capsys.readouterr().out
     assert "the same in 2 of 3 comparisons; comparison 3: 1 only reportgen's, 2 only the bare loop's" in out
+
+
+def test_until_decided_starts_p_only_for_graphs_whose_busy_is_undecided(tmp_path: Path) -> None:
+    """mixnet_l's forward busy was decided after 6 comparisons while its backward was not: a round's forward `-p`
+    then cost minutes and 5-7 GiB of GPU memory each (24 processes ran out of it) for no verdict."""
+    sitting = _offsets([[-4 + 8 * k / 11 for k in range(12)] for _ in range(6)])
+    sitting.pooled["graph 0 busy"] = sitting.pooled["eager_ms paired"]  # inside ±3
+    sitting.pooled["graph 1 busy"] = _offsets([[s * 4.0] * 12 for s in (1, -1) * 3]).pooled["eager_ms paired"]
+    assert [fidelity_report.decided(sitting, f"graph {g} busy") for g in (0, 1, 2)] == [True, False, False]
+    graphs = [types.SimpleNamespace(graph=g, unprofiled_reps_ms=[[1.0, 1.1]] * 3) for g in (0, 1, 2)]
+    warm = types.SimpleNamespace(graphs=graphs)
+    plan = timing_fidelity.Plan(tmp_path / "r.yaml", None, tmp_path, 1, 12, 3.0, 3.0, None)
+    assert timing_fidelity.graphs_to_seed(plan, sitting, warm) == [1, 2]  # type: ignore[arg-type]
+    assert timing_fidelity.graphs_to_seed(plan, _sitting(), warm) == [0, 1, 2]  # type: ignore[arg-type]
+    fixed = dataclasses.replace(plan, until_decided=None)  # a fixed number of rounds measures every graph
+    assert timing_fidelity.graphs_to_seed(fixed, sitting, warm) is None  # type: ignore[arg-type]
+    paired = timing_fidelity._group_policy(warm, swapped=False, seeds=2, seeded=[1, 2]).pairs  # type: ignore[arg-type]
+    assert {(a[1].split()[1], b[1]) for a, b in paired} == {
+        (g, w) for g in "12" for w in (f"graph {g} timing 0", f"graph {g} timing 1", f"graph {g} profile")
+    }
+    assert len(paired) == 2 * (2 * 2 + 1)  # per graph: two timings x two -p, and the profile
