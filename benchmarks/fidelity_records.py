@@ -4,6 +4,7 @@ and a sitting's, as `--json` keeps them (`timing_fidelity.py`)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -146,10 +147,28 @@ class Run(StepMedians):
     compiled_samples_ms: list[float] = field(default_factory=list)
     kernel_modules: list[str] = field(default_factory=list)
     """File names of the kernel modules the bundle keeps (`Bare.kernel_modules`)."""
+    placement: str = ""
+    """The GPU its processes saw and the CPUs they could use (`placement`; empty in files from before): on
+    2xH200, resnet50's compiled read -2.9 to -7.3 % in the comparisons on GPU 0 and CPUs 16-31 (two machines),
+    -3.5 to +4.3 % in those on GPU 1 and CPUs 0-15 (three)."""
     sitting: str = ""
     """The machine that measured it (`sitting_tag`; empty in files from before): one machine's comparisons share
     its host and a warm-up, and on 2xH200 they moved together (resnet50's compiled: -3.5 to -2.9 % in one
     sitting, -7.3 and -5.3 % in another, +0.7 to +4.3 % in the first ones)."""
+
+
+def placement() -> str:
+    """The GPU this process's children see (`CUDA_VISIBLE_DEVICES`) and the CPUs they may use, e.g.
+    "GPU 1, CPUs 0-15"."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    runs: list[list[int]] = []
+    for cpu in cpus:
+        if runs and cpu == runs[-1][-1] + 1:
+            runs[-1].append(cpu)
+        else:
+            runs.append([cpu])
+    text = ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs) or "?"
+    return f"GPU {os.environ.get('CUDA_VISIBLE_DEVICES', 'all')}, CPUs {text}"
 
 
 def sitting_tag() -> str:

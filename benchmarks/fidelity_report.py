@@ -298,12 +298,10 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
     if (paired := sitting.pooled.get(key + PAIRED)) is None or not paired.values:
         return
     medians = sitting.pooled[key + BY_COMPARISON]
-    named = [run.sitting for run in sitting.runs if run.sitting]
-    stages = "sittings, their comparisons, then" if len(named) > len(set(named)) else "comparisons, then their"
     print(
         f"{title} (what is judged), {unit}: median of {len(paired.values)} pairs of "
         f"{sum(v is not None for v in medians.values)} comparisons {fmt(paired.estimate, 2)} {interval_text(paired)} "
-        f"(bootstrap: {stages} pairs), {paired.verdict} ±{paired.tolerance:g} {unit}; "
+        f"({_interval_source(sitting, paired)}), {paired.verdict} ±{paired.tolerance:g} {unit}; "
         f"mean {fmt(paired.mean, 2)}"
     )
     print(
@@ -312,10 +310,33 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
     )
     tags = [run.sitting or "untagged" for run in sitting.runs]
     if len(tags) == len(medians.values) and len(set(tags)) > 1:  # comparisons of one sitting share its machine
-        by_sitting: dict[str, list[str]] = {}
-        for tag, median in zip(tags, medians.values, strict=True):
-            by_sitting.setdefault(tag, []).append(fmt(median))
-        print("  by sitting: " + "; ".join(f"{one_line(tag)} ({', '.join(m)})" for tag, m in by_sitting.items()))
+        _grouped("by sitting", tags, medians.values)
+    places = [run.placement or "unplaced" for run in sitting.runs]
+    if len(places) == len(medians.values) and len(set(places)) > 1:  # which GPU and CPUs, across machines
+        _grouped("by placement", places, medians.values)
+
+
+def _grouped(title: str, keys: list[str], values: list[float | None]) -> None:
+    """One line: each key's values, in order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for key, value in zip(keys, values, strict=True):
+        groups.setdefault(key, []).append(fmt(value))
+    print(f"  {title}: " + "; ".join(f"{one_line(key)} ({', '.join(v)})" for key, v in groups.items()))
+
+
+def _interval_source(sitting: Sitting, paired: Pooled) -> str:
+    """Where a paired figure's judged interval comes from (`clustered_pool`)."""
+    named = [run.sitting for run in sitting.runs if run.sitting]
+    if len(named) == len(set(named)):
+        return "bootstrap: comparisons, then their pairs"
+    if paired.machine_low is None or paired.machine_high is None:
+        return "bootstrap: comparisons, then their pairs; one machine: says nothing of others"
+    boot = f"[{fmt(paired.bootstrap_low, 2)}, {fmt(paired.bootstrap_high, 2)}]"
+    t = f"[{paired.machine_low:+.2f}, {paired.machine_high:+.2f}]"
+    return (
+        f"spans both the bootstrap over machines, their comparisons, then pairs {boot} and Student-t over "
+        f"{paired.machines} machines' medians {t}"
+    )
 
 
 def _costs(sitting: Sitting) -> None:

@@ -88,7 +88,7 @@ from fidelity_children import (
     start_child,
     wait_all,
 )
-from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, read_run, sitting_tag
+from fidelity_records import Bare, GraphSide, Run, Seed, Sitting, placement, read_run, sitting_tag
 from fidelity_report import busy_key, decided, dump_sitting, fmt, report, undecided, update_pooled
 from fidelity_stats import MIN_ROUNDS, TOLERANCE_PCT, TOLERANCE_PP
 
@@ -169,6 +169,8 @@ class Plan:
     """No round starts after it (`--stop-after-s`)."""
     tag: str = field(default_factory=sitting_tag)
     """Every comparison of this sitting carries it (`Run.sitting`)."""
+    placement: str = field(default_factory=placement)
+    """And this (`Run.placement`)."""
 
 
 def recipe_key(recipe: str | Path) -> str:
@@ -372,7 +374,7 @@ def _collect(
         )
     else:
         run = read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
-    run.windows, run.sitting = _window_summary(mine), plan.tag
+    run.windows, run.sitting, run.placement = _window_summary(mine), plan.tag, plan.placement
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
         raise failed(f"bare loop (comparison {number})", code, output, started[1].log)

@@ -191,10 +191,12 @@ def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: py
     sitting = _offsets([[4.0] * 6] * 3 + [[-4.0] * 6] * 3)
     for n, run in enumerate(sitting.runs):
         run.sitting = "boot-a" if n < 3 else "boot-b"
+    fidelity_report.update_pooled(sitting, 3.0, 3.0)
     fidelity_report.report(sitting)
     out = capsys.readouterr().out
     assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in out
-    assert "(bootstrap: sittings, their comparisons, then pairs)" in out
+    assert "(spans both the bootstrap over machines, their comparisons, then pairs [" in out
+    assert "] and Student-t over 2 machines' medians [" in out
     tag = fidelity_records.sitting_tag()
     assert re.fullmatch(r"boot-[0-9a-f]{8}|start-\d{8}T\d{6}", tag), tag  # this machine's boot id (else the time)
     assert fidelity_records.sitting_tag() == tag  # two sittings of one machine are one cluster
@@ -229,3 +231,22 @@ def test_until_decided_starts_p_only_for_graphs_whose_busy_is_undecided(tmp_path
         (g, w) for g in "12" for w in (f"graph {g} timing 0", f"graph {g} timing 1", f"graph {g} profile")
     }
     assert len(paired) == 2 * (2 * 2 + 1)  # per graph: two timings x two -p, and the profile
+
+
+def test_each_comparison_records_its_placement_and_the_report_groups_by_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """resnet50's comparisons on GPU 0 with CPUs 16-31 read compiled -2.9 to -7.3 %, those on GPU 1 with CPUs 0-15
+    around 0: machine and placement were confounded until each comparison said where it ran."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.setattr(fidelity_records.os, "sched_getaffinity", lambda pid: set(range(16)))
+    assert fidelity_records.placement() == "GPU 1, CPUs 0-15"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    monkeypatch.setattr(fidelity_records.os, "sched_getaffinity", lambda pid: {5, 0, 2, 3})
+    assert fidelity_records.placement() == "GPU all, CPUs 0,2-3,5"
+    sitting = _offsets([[-5.0] * 6] * 2 + [[1.0] * 6] * 4)
+    for n, run in enumerate(sitting.runs):
+        run.sitting, run.placement = f"boot-{n % 2}", "GPU 0, CPUs 16-31" if n < 2 else "GPU 1, CPUs 0-15"
+    fidelity_report.report(sitting)
+    out = capsys.readouterr().out
+    assert "by placement: GPU 0, CPUs 16-31 (-5.0, -5.0); GPU 1, CPUs 0-15 (+1.0, +1.0, +1.0, +1.0)" in out

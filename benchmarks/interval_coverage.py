@@ -1,0 +1,135 @@
+"""How often timing fidelity's judged interval covers the truth, on data shaped like a real sitting's.
+
+    python benchmarks/interval_coverage.py SITTING.json [--figure compiled_ms] [--replicates 200]
+        [--machine-sd 0 1.5 3.75]
+
+`fidelity_stats.clustered_pool` judges a paired figure by the median of all its pairs with a percentile interval
+from a bootstrap over machines, their comparisons and their pairs. A percentile bootstrap over few clusters is
+known to cover less than it claims; a sitting pools 2-5 machines. This script measures it: it takes a sitting's
+layout (machines, comparisons per machine, pairs per comparison) and its pairs' spread around their comparison's
+median (resampled as they came: heavy tails kept), then draws sittings of that layout whose true offset is 0:
+machine offsets N(0, machine SD), comparison offsets N(0, the sitting's between-comparison SD within machines),
+pairs from the sitting's residuals. For each it computes `clustered_pool`'s intervals (the bootstrap's, the
+Student-t over machines' medians, and the judged one that spans both) and counts how often each holds 0. The rate
+at which an interval misses on one side is the rate at which a figure truly at a tolerance edge would read
+"inside".
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from fidelity_report import paired_step_differences
+from fidelity_stats import by_sitting, clustered_pool
+from timing_fidelity import reread
+
+__all__: list[str] = []
+
+
+@dataclass
+class Shape:
+    """What a sitting's figure looks like: pairs per comparison, grouped by machine; residuals; spreads."""
+
+    layout: list[list[int]]
+    """Per machine, per comparison, its number of pairs."""
+    residuals: np.ndarray
+    """Every pair minus its comparison's median (%)."""
+    comparison_sd: float
+    """Spread of comparisons' medians around their machine's mean (pooled within machines)."""
+    machine_sd: float
+    """Spread of the machines' means (what the layout's machine offsets would have to be, comparison noise out)."""
+
+
+def shape_of(path: Path, figure: str) -> Shape:
+    """The layout and spreads of `figure`'s pairs in the sitting file at `path`."""
+    sitting = reread([path], 3.0, 3.0)
+    groups = paired_step_differences(sitting)[figure]
+    tags = [run.sitting or "" for run in sitting.runs]
+    nested = by_sitting([g for g in groups if g], [t for g, t in zip(groups, tags, strict=True) if g])
+    residuals = np.array([v - statistics.median(c) for m in nested for c in m for v in c])
+    medians = [[statistics.median(c) for c in m] for m in nested]
+    within = [statistics.variance(m) * (len(m) - 1) for m in medians if len(m) > 1]
+    dof = sum(len(m) - 1 for m in medians if len(m) > 1)
+    comparison_sd = math.sqrt(sum(within) / dof) if dof else 0.0
+    means = [statistics.fmean(m) for m in medians]
+    excess = statistics.variance(means) - statistics.fmean(comparison_sd**2 / len(m) for m in medians)
+    return Shape([[len(c) for c in m] for m in nested], residuals, comparison_sd, math.sqrt(max(excess, 0.0)))
+
+
+def draw(shape: Shape, machine_sd: float, rng: np.random.Generator) -> list[list[list[float]]]:
+    """One sitting of `shape`'s layout, true offset 0: per machine, per comparison, its pairs (%)."""
+    machines = []
+    for comparisons in shape.layout:
+        machine = rng.normal(0.0, machine_sd)
+        drawn = []
+        for pairs in comparisons:
+            offset = machine + rng.normal(0.0, shape.comparison_sd)
+            drawn.append(list(offset + rng.choice(shape.residuals, size=pairs)))
+        machines.append(drawn)
+    return machines
+
+
+@dataclass
+class Tally:
+    """Misses below and above 0, of how many intervals."""
+
+    low: int = 0
+    high: int = 0
+    n: int = 0
+
+    def add(self, low: float | None, high: float | None) -> None:
+        self.n += 1
+        if low is not None and low > 0:
+            self.low += 1
+        if high is not None and high < 0:
+            self.high += 1
+
+    def text(self) -> str:
+        covered = 1 - (self.low + self.high) / self.n
+        se = math.sqrt(covered * (1 - covered) / self.n)
+        return f"{covered:.1%} ±{se:.1%} (misses {self.low} + {self.high} of {self.n})"
+
+
+def coverage(shape: Shape, machine_sd: float, replicates: int, seed: int) -> dict[str, Tally]:
+    """How often each interval of `clustered_pool` covers 0 over `replicates` drawn sittings: the judged one, the
+    bootstrap's and the Student-t over machines' (it spans both)."""
+    rng = np.random.default_rng(seed)
+    tallies = {"judged": Tally(), "bootstrap": Tally(), "t over machines": Tally()}
+    for _ in range(replicates):
+        machines = draw(shape, machine_sd, rng)
+        groups = [c for m in machines for c in m]
+        pooled = clustered_pool(groups, 3.0, [f"m{i}" for i, m in enumerate(machines) for _ in m])
+        tallies["judged"].add(pooled.low, pooled.high)
+        tallies["bootstrap"].add(pooled.bootstrap_low, pooled.bootstrap_high)
+        tallies["t over machines"].add(pooled.machine_low, pooled.machine_high)
+    return tallies
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sitting", type=Path)
+    parser.add_argument("--figure", default="compiled_ms", choices=("eager_ms", "compiled_ms", "speedup"))
+    parser.add_argument("--replicates", type=int, default=200)
+    parser.add_argument("--machine-sd", type=float, nargs="*", help="machine offsets' SD, %% (default: the sitting's)")
+    parser.add_argument("--seed", type=int, default=27)
+    args = parser.parse_args()
+    shape = shape_of(args.sitting, args.figure)
+    sizes = " | ".join(",".join(str(p) for p in m) for m in shape.layout)
+    print(f"{args.sitting}: {args.figure}; pairs per comparison by machine: {sizes}")
+    print(
+        f"pairs' residual SD {float(np.std(shape.residuals)):.2f} %, MAD {float(np.median(np.abs(shape.residuals))):.2f} %; "
+        f"comparisons' SD within machines {shape.comparison_sd:.2f} %; machines' SD beyond it {shape.machine_sd:.2f} %"
+    )
+    for machine_sd in args.machine_sd if args.machine_sd is not None else [shape.machine_sd]:
+        tallies = coverage(shape, machine_sd, args.replicates, args.seed)
+        print(f"machine SD {machine_sd:.2f} %: " + "; ".join(f"{k} {t.text()}" for k, t in tallies.items()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
