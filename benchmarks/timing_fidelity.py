@@ -41,7 +41,9 @@ timing and reportgen's first round's k-th took turns); either pair's difference 
 pairs are pooled by comparison (`fidelity_stats.clustered_pool`: their median, with a two-stage bootstrap interval
 over comparisons, then their pairs; at least 6 comparisons), since a process's own offset moves all its pairs
 (`fidelity_report.judged`); each comparison carries its machine's boot id, and comparisons of one machine are
-drawn together (machines, then their comparisons, then pairs: a machine moved them together too).
+drawn together (machines, then their comparisons, then pairs: a machine moved them together too), the interval
+spanning a Student-t over the machines' medians as well (a bootstrap over few machines covers less than it says:
+`interval_coverage.py`). Each comparison also records its placement (the GPU and CPUs it ran on).
 `--seeds N` starts N fresh `-p` processes per graph and comparison (roles `seed`,
 `seed#1`, …), the r-th paired timing by timing with reportgen's r-th timing round (it makes 3): N times the pairs
 for a few seconds of windows each, where a comparison costs minutes (mixnet_l's forward: 9 pairs a comparison);
