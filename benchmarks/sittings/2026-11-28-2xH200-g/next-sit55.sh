@@ -7,7 +7,7 @@
 # offset follows the placement, and the next sitting varies one thing of it (the windows' CPU, then the GPU).
 # GPU 1 continues -g/fidelity-resnet50-placed.json; GPU 0 starts a file of its own; pool both with --report.
 # Start: TOTAL=1500 setsid nohup bash <this> > /tmp/sit.log 2>&1 < /dev/null &
-# Every follow-up call first checks that the machine is the same one: test -d /tmp/work || exit 3
+# Each follow-up call: cd /tmp/work && bash benchmarks/sitting_poll.sh 530 /tmp/g27r /tmp/g27u (exits 3 on a fresh machine)
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 TOTAL=${TOTAL:-1500}
