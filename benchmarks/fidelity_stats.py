@@ -168,7 +168,7 @@ def clustered_pool(groups: list[list[float]], tolerance: float, sittings: Sequen
     A percentile bootstrap over a few machines covers less than it says: on sittings drawn like resnet50's 24
     comparisons on 5 machines (`benchmarks/interval_coverage.py`), 99.5 % with no machine offsets but 89.5 % with
     the 3.7 % spread its compiled figure shows. So over machines the judged interval spans both the bootstrap's
-    and a Student-t interval over the machines' medians (`machine_interval`: 97-97.5 % in the same draws); two
+    and a Student-t interval over the machines' medians (`machine_interval`: 95.5-98 % in the same draws); two
     machines cannot bound a machine offset, and with one the interval speaks of that machine only."""
     kept = [pairs for pairs in groups if pairs]
     values: list[float | None] = [v for pairs in kept for v in pairs]
