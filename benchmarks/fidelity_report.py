@@ -13,6 +13,7 @@ from pathlib import Path
 from fidelity_records import Bare, Sitting
 from fidelity_stats import (
     CONFIDENCE,
+    MIN_COMPARISONS,
     TOLERANCE_PCT,
     Pooled,
     clustered_pool,
@@ -326,6 +327,8 @@ def _grouped(title: str, keys: list[str], values: list[float | None]) -> None:
 
 def _interval_source(sitting: Sitting, paired: Pooled) -> str:
     """Where a paired figure's judged interval comes from (`clustered_pool`)."""
+    if paired.low is None:
+        return f"no interval under {MIN_COMPARISONS} comparisons"
     named = [run.sitting for run in sitting.runs if run.sitting]
     if len(named) == len(set(named)):
         return "bootstrap: comparisons, then their pairs"
