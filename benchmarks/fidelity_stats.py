@@ -177,8 +177,7 @@ def clustered_pool(groups: list[list[float]], tolerance: float, sittings: Sequen
     estimate, mean = float(np.median(values)), statistics.fmean(v for pairs in kept for v in pairs)
     if len(kept) < MIN_COMPARISONS:
         return Pooled(values, estimate, None, None, tolerance, "too few", mean)
-    tags = [tag for pairs, tag in zip(groups, sittings or [""] * len(groups), strict=True) if pairs]
-    nested = by_sitting(kept, tags)
+    nested = by_machine(groups, sittings)
 
     def median(drawn: list[float]) -> float:
         return float(np.median(drawn))
@@ -230,6 +229,13 @@ def by_sitting(groups: Sequence[Sequence[T]], tags: Sequence[str]) -> list[list[
     for n, (group, tag) in enumerate(zip(groups, tags, strict=True)):
         nested.setdefault(tag or n, []).append(group)
     return list(nested.values())
+
+
+def by_machine(groups: Sequence[Sequence[T]], sittings: Sequence[str] | None = None) -> list[list[Sequence[T]]]:
+    """The groups that hold pairs, nested by their machine's tag (`by_sitting`; None or an empty tag: alone)."""
+    tags = sittings or [""] * len(groups)
+    kept = [(group, tag) for group, tag in zip(groups, tags, strict=True) if group]
+    return by_sitting([group for group, _ in kept], [tag for _, tag in kept])
 
 
 def three_stage_interval(sittings: Sequence[Sequence[Sequence[T]]], statistic: Callable[[list[T]], float]) -> Interval:

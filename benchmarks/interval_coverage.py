@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from fidelity_report import paired_step_differences
-from fidelity_stats import by_sitting, clustered_pool
+from fidelity_stats import by_machine, clustered_pool
 from timing_fidelity import reread
 
 __all__: list[str] = []
@@ -49,8 +49,7 @@ def shape_of(path: Path, figure: str) -> Shape:
     """The layout and spreads of `figure`'s pairs in the sitting file at `path`."""
     sitting = reread([path], 3.0, 3.0)
     groups = paired_step_differences(sitting)[figure]
-    tags = [run.sitting or "" for run in sitting.runs]
-    nested = by_sitting([g for g in groups if g], [t for g, t in zip(groups, tags, strict=True) if g])
+    nested = by_machine(groups, [run.sitting for run in sitting.runs])
     residuals = np.array([v - statistics.median(c) for m in nested for c in m for v in c])
     medians = [[statistics.median(c) for c in m] for m in nested]
     within = [statistics.variance(m) * (len(m) - 1) for m in medians if len(m) > 1]
