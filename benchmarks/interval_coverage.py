@@ -1,6 +1,6 @@
 """How often timing fidelity's judged interval covers the truth, on data shaped like a real sitting's.
 
-    python benchmarks/interval_coverage.py SITTING.json [--figure compiled_ms] [--replicates 200]
+    python benchmarks/interval_coverage.py SITTING.json... [--figure compiled_ms] [--replicates 200]
         [--machine-sd 0 1.5 3.75]
 
 `fidelity_stats.clustered_pool` judges a paired figure by the median of all its pairs with a percentile interval
@@ -45,9 +45,9 @@ class Shape:
     """Spread of the machines' means (what the layout's machine offsets would have to be, comparison noise out)."""
 
 
-def shape_of(path: Path, figure: str) -> Shape:
-    """The layout and spreads of `figure`'s pairs in the sitting file at `path`."""
-    sitting = reread([path], 3.0, 3.0)
+def shape_of(paths: list[Path], figure: str) -> Shape:
+    """The layout and spreads of `figure`'s pairs in the sitting files at `paths` (pooled as `--report` pools them)."""
+    sitting = reread(paths, 3.0, 3.0)
     groups = paired_step_differences(sitting)[figure]
     nested = by_machine(groups, [run.sitting for run in sitting.runs])
     residuals = np.array([v - statistics.median(c) for m in nested for c in m for v in c])
@@ -111,7 +111,7 @@ def coverage(shape: Shape, machine_sd: float, replicates: int, seed: int) -> dic
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sitting", type=Path)
+    parser.add_argument("sitting", type=Path, nargs="+")
     parser.add_argument("--figure", default="compiled_ms", choices=("eager_ms", "compiled_ms", "speedup"))
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--machine-sd", type=float, nargs="*", help="machine offsets' SD, %% (default: the sitting's)")
@@ -119,7 +119,7 @@ def main() -> int:
     args = parser.parse_args()
     shape = shape_of(args.sitting, args.figure)
     sizes = " | ".join(",".join(str(p) for p in m) for m in shape.layout)
-    print(f"{args.sitting}: {args.figure}; pairs per comparison by machine: {sizes}")
+    print(f"{' '.join(map(str, args.sitting))}: {args.figure}; pairs per comparison by machine: {sizes}")
     print(
         f"pairs' residual SD {float(np.std(shape.residuals)):.2f} %, MAD {float(np.median(np.abs(shape.residuals))):.2f} %; "
         f"comparisons' SD within machines {shape.comparison_sd:.2f} %; machines' SD beyond it {shape.machine_sd:.2f} %"
