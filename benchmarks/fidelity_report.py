@@ -19,6 +19,7 @@ from fidelity_stats import (
     clustered_pool,
     interval_text,
     intraclass_correlation,
+    machine_spread,
     pool,
 )
 from tabulate import tabulate
@@ -312,9 +313,26 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
     tags = [run.sitting or "untagged" for run in sitting.runs]
     if len(tags) == len(medians.values) and len(set(tags)) > 1:  # comparisons of one sitting share its machine
         _grouped("by sitting", tags, medians.values)
+        _spread_line([run.sitting for run in sitting.runs], medians.values)
     places = [run.placement or "unplaced" for run in sitting.runs]
     if len(places) == len(medians.values) and len(set(places)) > 1:  # which GPU and CPUs, across machines
         _grouped("by placement", places, medians.values)
+
+
+def _spread_line(tags: list[str], values: list[float | None]) -> None:
+    """How the comparisons' medians spread within machines and machines beyond that (`machine_spread`), where they
+    can: what only more machines narrow."""
+    nested: dict[object, list[float]] = {}
+    for n, (tag, value) in enumerate(zip(tags, values, strict=True)):
+        if value is not None:
+            nested.setdefault(tag or n, []).append(value)  # an untagged comparison is a machine alone
+    spread = machine_spread(list(nested.values()))
+    if spread is not None:
+        f = "—" if spread.f is None else f"{spread.f:.2f}"
+        print(
+            f"  comparisons' SD within machines {spread.comparison_sd:.2f}, machines' SD beyond it "
+            f"{spread.machine_sd:.2f} (F {f} on {spread.df[0]} and {spread.df[1]} df)"
+        )
 
 
 def _grouped(title: str, keys: list[str], values: list[float | None]) -> None:

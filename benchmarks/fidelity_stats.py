@@ -1,6 +1,6 @@
 """Timing fidelity's statistics: the tolerances, the Hodges-Lehmann shift with its exact signed-rank interval,
-Student-t, pairs pooled by comparison (a two-stage bootstrap), and the intraclass correlation of a comparison's
-pairs (`timing_fidelity.py`)."""
+Student-t, pairs pooled by comparison (a two-stage bootstrap), the intraclass correlation of a comparison's
+pairs, and how comparisons spread within and across machines (`timing_fidelity.py`)."""
 
 from __future__ import annotations
 
@@ -124,6 +124,38 @@ def intraclass_correlation(groups: list[list[float]]) -> float | None:
     within = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / (n - k)
     size = n / k
     return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How comparisons' medians spread within machines, and machines' means beyond that (one-way ANOVA)."""
+
+    comparison_sd: float
+    """Comparisons around their machine's mean, pooled within machines."""
+    machine_sd: float
+    """Machines' means beyond what their comparisons' spread explains (0 when they spread less)."""
+    f: float | None
+    """Between-machine over within-machine mean square (None when comparisons of a machine agree exactly)."""
+    df: tuple[int, int]
+    """F's degrees of freedom: machines - 1, comparisons - machines."""
+
+
+def machine_spread(medians: Sequence[Sequence[float]]) -> Spread | None:
+    """`Spread` of comparisons' medians nested by machine; None unless two machines and one with two comparisons."""
+    dof = sum(len(m) - 1 for m in medians if m)
+    if len(medians) < 2 or dof < 1:
+        return None
+    within = sum(statistics.variance(m) * (len(m) - 1) for m in medians if len(m) > 1) / dof
+    means = [statistics.fmean(m) for m in medians]
+    excess = statistics.variance(means) - statistics.fmean(within / len(m) for m in medians)
+    grand = statistics.fmean(v for m in medians for v in m)
+    between = sum(len(m) * (mean - grand) ** 2 for m, mean in zip(medians, means, strict=True)) / (len(medians) - 1)
+    return Spread(
+        math.sqrt(within),
+        math.sqrt(max(excess, 0.0)),
+        between / within if within > 0 else None,
+        (len(medians) - 1, dof),
+    )
 
 
 def pool(values: list[float | None], tolerance: float) -> Pooled:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from fidelity_report import paired_step_differences
-from fidelity_stats import by_machine, clustered_pool
+from fidelity_stats import by_machine, clustered_pool, machine_spread
 from timing_fidelity import reread
 
 __all__: list[str] = []
@@ -51,13 +51,10 @@ def shape_of(paths: list[Path], figure: str) -> Shape:
     groups = paired_step_differences(sitting)[figure]
     nested = by_machine(groups, [run.sitting for run in sitting.runs])
     residuals = np.array([v - statistics.median(c) for m in nested for c in m for v in c])
-    medians = [[statistics.median(c) for c in m] for m in nested]
-    within = [statistics.variance(m) * (len(m) - 1) for m in medians if len(m) > 1]
-    dof = sum(len(m) - 1 for m in medians if len(m) > 1)
-    comparison_sd = math.sqrt(sum(within) / dof) if dof else 0.0
-    means = [statistics.fmean(m) for m in medians]
-    excess = statistics.variance(means) - statistics.fmean(comparison_sd**2 / len(m) for m in medians)
-    return Shape([[len(c) for c in m] for m in nested], residuals, comparison_sd, math.sqrt(max(excess, 0.0)))
+    spread = machine_spread([[statistics.median(c) for c in m] for m in nested])
+    if spread is None:
+        raise SystemExit(f"{figure}: the sittings hold one machine, or none with two comparisons: no spread to draw")
+    return Shape([[len(c) for c in m] for m in nested], residuals, spread.comparison_sd, spread.machine_sd)
 
 
 def draw(shape: Shape, machine_sd: float, rng: np.random.Generator) -> list[list[list[float]]]:

@@ -13,7 +13,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from fidelity_stats import MIN_COMPARISONS, by_sitting, clustered_pool, hodges_lehmann, signed_rank_quantile
+from fidelity_stats import (
+    MIN_COMPARISONS,
+    by_sitting,
+    clustered_pool,
+    hodges_lehmann,
+    machine_spread,
+    signed_rank_quantile,
+)
 
 
 def _by_enumeration(n: int, alpha: float = 0.05) -> int:
@@ -108,3 +115,20 @@ def test_over_a_few_machines_the_judged_interval_spans_a_student_t_over_their_me
     assert two.verdict == "undecided"  # t(1) = 12.7: two machines bound no machine offset
     one = clustered_pool([[0.5 + j for j in jitter]] * 6, 3.0, list("aaaaaa"))
     assert one.machines == 0 and one.machine_low is None and one.verdict == "inside"  # that machine only
+
+
+def test_machine_spread_is_the_one_way_anova_of_comparisons_by_machine() -> None:
+    """Worked by hand: machines (1, 3) and (5, 7, 9). Within: (2 + 8) / 3 degrees of freedom = 10/3. Means 2 and 7,
+    variance 12.5, less the comparisons' share (10/3 / 2 + 10/3 / 3) / 2 = 25/18: machine variance 100/9.
+    Between mean square: 2 x 3^2 + 3 x 2^2 = 30 on 1 degree of freedom; F = 30 / (10/3) = 9."""
+    spread = machine_spread([[1.0, 3.0], [5.0, 7.0, 9.0]])
+    assert spread is not None
+    assert spread.comparison_sd == pytest.approx(math.sqrt(10 / 3))
+    assert spread.machine_sd == pytest.approx(10 / 3)
+    assert spread.f == pytest.approx(9.0) and spread.df == (1, 3)
+    agreeing = machine_spread([[1.0, 1.0], [2.0]])  # a machine's comparisons agree exactly: no F
+    assert agreeing is not None and agreeing.f is None and agreeing.comparison_sd == 0
+    close = machine_spread([[0.0, 4.0], [1.0, 3.0]])  # means 2 and 2: machines spread less than comparisons do
+    assert close is not None and close.machine_sd == 0 and close.f == 0
+    assert machine_spread([[1.0, 2.0, 3.0]]) is None  # one machine
+    assert machine_spread([[1.0], [2.0], [3.0]]) is None  # no machine with two comparisons

@@ -195,6 +195,7 @@ def test_each_comparison_names_its_sitting_and_the_report_groups_them(capsys: py
     fidelity_report.report(sitting)
     out = capsys.readouterr().out
     assert "by sitting: boot-a (+4.0, +4.0, +4.0); boot-b (-4.0, -4.0, -4.0)" in out
+    assert "comparisons' SD within machines 0.00, machines' SD beyond it 5.66 (F — on 1 and 4 df)" in out  # 32 ** 0.5
     assert "(spans both the bootstrap over machines, their comparisons, then pairs [" in out
     assert "] and Student-t over 2 machines' medians [" in out
     tag = fidelity_records.sitting_tag()
