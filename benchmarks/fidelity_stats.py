@@ -112,17 +112,25 @@ def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | No
     return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
 
 
+def _mean_squares(groups: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """One-way ANOVA of values in groups: the mean squares between groups (k - 1 degrees of freedom) and within
+    them (n - k)."""
+    k, n = len(groups), sum(len(g) for g in groups)
+    means = [statistics.fmean(g) for g in groups]
+    grand = statistics.fmean(v for g in groups for v in g)
+    between = sum(len(g) * (mean - grand) ** 2 for g, mean in zip(groups, means, strict=True)) / (k - 1)
+    within = sum((v - mean) ** 2 for g, mean in zip(groups, means, strict=True) for v in g) / (n - k)
+    return between, within
+
+
 def intraclass_correlation(groups: list[list[float]]) -> float | None:
     """One-way ANOVA's ICC(1) of values in groups (a comparison's paired differences): the share of their variance
     that lies between groups. None with fewer than two groups of two."""
     groups = [g for g in groups if len(g) >= 2]
-    k, n = len(groups), sum(len(g) for g in groups)
-    if k < 2:
+    if len(groups) < 2:
         return None
-    grand = statistics.fmean(v for g in groups for v in g)
-    between = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (k - 1)
-    within = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / (n - k)
-    size = n / k
+    between, within = _mean_squares(groups)
+    size = sum(len(g) for g in groups) / len(groups)
     return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
 
 
@@ -142,14 +150,12 @@ class Spread:
 
 def machine_spread(medians: Sequence[Sequence[float]]) -> Spread | None:
     """`Spread` of comparisons' medians nested by machine; None unless two machines and one with two comparisons."""
-    dof = sum(len(m) - 1 for m in medians if m)
+    dof = sum(len(m) - 1 for m in medians)
     if len(medians) < 2 or dof < 1:
         return None
-    within = sum(statistics.variance(m) * (len(m) - 1) for m in medians if len(m) > 1) / dof
+    between, within = _mean_squares(medians)
     means = [statistics.fmean(m) for m in medians]
     excess = statistics.variance(means) - statistics.fmean(within / len(m) for m in medians)
-    grand = statistics.fmean(v for m in medians for v in m)
-    between = sum(len(m) * (mean - grand) ** 2 for m, mean in zip(medians, means, strict=True)) / (len(medians) - 1)
     return Spread(
         math.sqrt(within),
         math.sqrt(max(excess, 0.0)),
