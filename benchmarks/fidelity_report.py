@@ -16,6 +16,7 @@ from fidelity_stats import (
     MIN_COMPARISONS,
     TOLERANCE_PCT,
     Pooled,
+    by_sitting,
     clustered_pool,
     interval_text,
     intraclass_correlation,
@@ -322,11 +323,8 @@ def _paired_lines(sitting: Sitting, key: str, title: str, unit: str) -> None:
 def _spread_line(tags: list[str], values: list[float | None]) -> None:
     """How the comparisons' medians spread within machines and machines beyond that (`machine_spread`), where they
     can: what only more machines narrow."""
-    nested: dict[object, list[float]] = {}
-    for n, (tag, value) in enumerate(zip(tags, values, strict=True)):
-        if value is not None:
-            nested.setdefault(tag or n, []).append(value)  # an untagged comparison is a machine alone
-    spread = machine_spread(list(nested.values()))
+    kept = [(value, tag) for value, tag in zip(values, tags, strict=True) if value is not None]
+    spread = machine_spread(by_sitting([value for value, _ in kept], [tag for _, tag in kept]))
     if spread is not None:
         f = "—" if spread.f is None else f"{spread.f:.2f}"
         print(

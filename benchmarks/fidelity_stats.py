@@ -261,11 +261,12 @@ def _resample(rng: np.random.Generator, items: Sequence[U]) -> list[U]:
     return [items[i] for i in rng.integers(0, len(items), size=len(items))]
 
 
-def by_sitting(groups: Sequence[Sequence[T]], tags: Sequence[str]) -> list[list[Sequence[T]]]:
-    """`groups` nested by their sitting's tag, in order of first appearance; an empty tag is a sitting alone."""
-    nested: dict[object, list[Sequence[T]]] = {}
-    for n, (group, tag) in enumerate(zip(groups, tags, strict=True)):
-        nested.setdefault(tag or n, []).append(group)
+def by_sitting(items: Sequence[U], tags: Sequence[str]) -> list[list[U]]:
+    """`items` (a comparison's pairs, or its median) nested by their sitting's tag, in order of first appearance; an
+    empty tag is a sitting alone."""
+    nested: dict[object, list[U]] = {}
+    for n, (item, tag) in enumerate(zip(items, tags, strict=True)):
+        nested.setdefault(tag or n, []).append(item)
     return list(nested.values())
 
 
