@@ -1,7 +1,7 @@
 """How often timing fidelity's judged interval covers the truth, on data shaped like a real sitting's.
 
     python benchmarks/interval_coverage.py SITTING.json... [--figure compiled_ms] [--replicates 200]
-        [--machine-sd 0 1.5 3.75]
+        [--machine-sd 0 1.5 3.75] [--project 4 8 12]
 
 `fidelity_stats.clustered_pool` judges a paired figure by the median of all its pairs with a percentile interval
 from a bootstrap over machines, their comparisons and their pairs. A percentile bootstrap over few clusters is
@@ -13,6 +13,10 @@ pairs from the sitting's residuals. For each it computes `clustered_pool`'s inte
 Student-t over machines' medians, and the judged one that spans both) and counts how often each holds 0. The rate
 at which an interval misses on one side is the rate at which a figure truly at a tolerance edge would read
 "inside".
+
+`--project K...` asks the planning question instead: with K more machines like these (each machine's median drawn
+from the normal of the machines' medians' mean and SD), how often the Student-t over the machines' medians, the
+judged interval's wider part once machines differ, would come inside the tolerance.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 from fidelity_report import paired_step_differences
-from fidelity_stats import by_machine, clustered_pool, machine_spread
+from fidelity_stats import TOLERANCE_PCT, by_machine, clustered_pool, machine_interval, machine_spread
 from timing_fidelity import reread
 
 __all__: list[str] = []
@@ -106,6 +110,41 @@ def coverage(shape: Shape, machine_sd: float, replicates: int, seed: int) -> dic
     return tallies
 
 
+def machine_medians(paths: list[Path], figure: str) -> list[float]:
+    """Each machine's median of its comparisons' medians of `figure` (%), as `machine_interval` takes them."""
+    sitting = reread(paths, 3.0, 3.0)
+    nested = by_machine(paired_step_differences(sitting)[figure], [run.sitting for run in sitting.runs])
+    return [statistics.median(statistics.median(c) for c in m if c) for m in nested if any(m)]
+
+
+def projection(medians: list[float], extra: int, tolerance: float, draws: int, seed: int) -> float:
+    """The share of `draws` in which the Student-t over `medians` and `extra` more machines' medians (drawn from the
+    normal of `medians`' mean and SD) lies inside ±`tolerance`."""
+    rng = np.random.default_rng(seed)
+    mean, sd = statistics.fmean(medians), statistics.stdev(medians)
+    inside = 0
+    for _ in range(draws):
+        drawn = medians + list(rng.normal(mean, sd, extra))
+        interval = machine_interval([[[m]] for m in drawn])
+        inside += interval is not None and -tolerance < interval.low and interval.high < tolerance
+    return inside / draws
+
+
+def _project(paths: list[Path], figure: str, extras: list[int], draws: int, seed: int) -> None:
+    medians = machine_medians(paths, figure)
+    if len(medians) < 2:
+        raise SystemExit(f"{figure}: fewer than two machines, no spread to draw from")
+    print(
+        f"{figure}: {len(medians)} machines' medians, mean {statistics.fmean(medians):+.2f} %, "
+        f"SD {statistics.stdev(medians):.2f} %"
+    )
+    for extra in extras:
+        share = projection(medians, extra, TOLERANCE_PCT, draws, seed)
+        print(
+            f"  {extra} more machines: the t over machines inside ±{TOLERANCE_PCT:g} % in {share:.0%} of {draws} draws"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sitting", type=Path, nargs="+")
@@ -113,7 +152,11 @@ def main() -> int:
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--machine-sd", type=float, nargs="*", help="machine offsets' SD, %% (default: the sitting's)")
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--project", type=int, nargs="+", metavar="K", help="more machines to project (no coverage)")
     args = parser.parse_args()
+    if args.project:
+        _project(args.sitting, args.figure, args.project, args.replicates * 20, args.seed)
+        return 0
     shape = shape_of(args.sitting, args.figure)
     sizes = " | ".join(",".join(str(p) for p in m) for m in shape.layout)
     print(f"{' '.join(map(str, args.sitting))}: {args.figure}; pairs per comparison by machine: {sizes}")
