@@ -170,12 +170,9 @@ def pool(values: list[float | None], tolerance: float) -> Pooled:
     if len(measured) < MIN_ROUNDS:
         mean = statistics.fmean(measured) if measured else None
         return Pooled(values, mean, None, None, tolerance, "too few", mean)
-    mean = statistics.fmean(measured)
-    half = t_975(len(measured) - 1) * statistics.stdev(measured) / math.sqrt(len(measured))
+    mean, t = statistics.fmean(measured), t_interval(measured)
     estimate, low, high = hodges_lehmann(measured)
-    return Pooled(
-        values, estimate, low, high, tolerance, _verdict(low, high, tolerance), mean, mean - half, mean + half
-    )
+    return Pooled(values, estimate, low, high, tolerance, _verdict(low, high, tolerance), mean, t.low, t.high)
 
 
 def _verdict(low: float | None, high: float | None, tolerance: float) -> str:
@@ -235,13 +232,21 @@ def clustered_pool(groups: list[list[float]], tolerance: float, sittings: Sequen
 
 
 def machine_interval(nested: Sequence[Sequence[Sequence[float]]]) -> Interval | None:
-    """Student-t 95 % interval over machines, each one value (the median of its comparisons' medians) and each
-    alike whatever its number of comparisons; None with fewer than two machines."""
-    medians = [statistics.median(statistics.median(c) for c in machine) for machine in nested]
-    if len(medians) < 2:
-        return None
-    half = t_975(len(medians) - 1) * statistics.stdev(medians) / math.sqrt(len(medians))
-    mean = statistics.fmean(medians)
+    """Student-t 95 % interval over machines, each one value (`machine_medians`) and each alike whatever its number
+    of comparisons; None with fewer than two machines."""
+    medians = machine_medians(nested)
+    return t_interval(medians) if len(medians) >= 2 else None
+
+
+def machine_medians(nested: Sequence[Sequence[Sequence[float]]]) -> list[float]:
+    """Each machine's one value: the median of its comparisons' medians."""
+    return [statistics.median(statistics.median(c) for c in machine) for machine in nested]
+
+
+def t_interval(values: Sequence[float]) -> Interval:
+    """Student-t 95 % interval of the mean of `values` (at least two)."""
+    half = t_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    mean = statistics.fmean(values)
     return Interval(low=mean - half, high=mean + half, level=CONFIDENCE)
 
 

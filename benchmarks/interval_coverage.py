@@ -24,12 +24,13 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from fidelity_report import paired_step_differences
-from fidelity_stats import TOLERANCE_PCT, by_machine, clustered_pool, machine_interval, machine_spread
+from fidelity_stats import TOLERANCE_PCT, by_machine, clustered_pool, machine_medians, machine_spread, t_interval
 from timing_fidelity import reread
 
 __all__: list[str] = []
@@ -49,11 +50,15 @@ class Shape:
     """Spread of the machines' means (what the layout's machine offsets would have to be, comparison noise out)."""
 
 
+def nested_pairs(paths: list[Path], figure: str) -> list[list[Sequence[float]]]:
+    """`figure`'s pairs in the sitting files at `paths`, per machine, per comparison (as `--report` pools them)."""
+    sitting = reread(paths, 3.0, 3.0)
+    return by_machine(paired_step_differences(sitting)[figure], [run.sitting for run in sitting.runs])
+
+
 def shape_of(paths: list[Path], figure: str) -> Shape:
     """The layout and spreads of `figure`'s pairs in the sitting files at `paths` (pooled as `--report` pools them)."""
-    sitting = reread(paths, 3.0, 3.0)
-    groups = paired_step_differences(sitting)[figure]
-    nested = by_machine(groups, [run.sitting for run in sitting.runs])
+    nested = nested_pairs(paths, figure)
     residuals = np.array([v - statistics.median(c) for m in nested for c in m for v in c])
     spread = machine_spread([[statistics.median(c) for c in m] for m in nested])
     if spread is None:
@@ -110,13 +115,6 @@ def coverage(shape: Shape, machine_sd: float, replicates: int, seed: int) -> dic
     return tallies
 
 
-def machine_medians(paths: list[Path], figure: str) -> list[float]:
-    """Each machine's median of its comparisons' medians of `figure` (%), as `machine_interval` takes them."""
-    sitting = reread(paths, 3.0, 3.0)
-    nested = by_machine(paired_step_differences(sitting)[figure], [run.sitting for run in sitting.runs])
-    return [statistics.median(statistics.median(c) for c in m if c) for m in nested if any(m)]
-
-
 def projection(medians: list[float], extra: int, tolerance: float, draws: int, seed: int) -> float:
     """The share of `draws` in which the Student-t over `medians` and `extra` more machines' medians (drawn from the
     normal of `medians`' mean and SD) lies inside ±`tolerance`."""
@@ -124,14 +122,13 @@ def projection(medians: list[float], extra: int, tolerance: float, draws: int, s
     mean, sd = statistics.fmean(medians), statistics.stdev(medians)
     inside = 0
     for _ in range(draws):
-        drawn = medians + list(rng.normal(mean, sd, extra))
-        interval = machine_interval([[[m]] for m in drawn])
-        inside += interval is not None and -tolerance < interval.low and interval.high < tolerance
+        interval = t_interval(medians + list(rng.normal(mean, sd, extra)))
+        inside += -tolerance < interval.low and interval.high < tolerance
     return inside / draws
 
 
 def _project(paths: list[Path], figure: str, extras: list[int], draws: int, seed: int) -> None:
-    medians = machine_medians(paths, figure)
+    medians = machine_medians(nested_pairs(paths, figure))
     if len(medians) < 2:
         raise SystemExit(f"{figure}: fewer than two machines, no spread to draw from")
     print(
