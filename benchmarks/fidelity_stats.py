@@ -112,15 +112,15 @@ def hodges_lehmann(values: list[float]) -> tuple[float, float | None, float | No
     return statistics.median(walsh), walsh[k - 1], walsh[len(walsh) - k]
 
 
-def _mean_squares(groups: Sequence[Sequence[float]]) -> tuple[float, float]:
+def _mean_squares(groups: Sequence[Sequence[float]]) -> tuple[float, float, list[float]]:
     """One-way ANOVA of values in groups: the mean squares between groups (k - 1 degrees of freedom) and within
-    them (n - k)."""
+    them (n - k), and the groups' means."""
     k, n = len(groups), sum(len(g) for g in groups)
     means = [statistics.fmean(g) for g in groups]
     grand = statistics.fmean(v for g in groups for v in g)
     between = sum(len(g) * (mean - grand) ** 2 for g, mean in zip(groups, means, strict=True)) / (k - 1)
     within = sum((v - mean) ** 2 for g, mean in zip(groups, means, strict=True) for v in g) / (n - k)
-    return between, within
+    return between, within, means
 
 
 def intraclass_correlation(groups: list[list[float]]) -> float | None:
@@ -129,7 +129,7 @@ def intraclass_correlation(groups: list[list[float]]) -> float | None:
     groups = [g for g in groups if len(g) >= 2]
     if len(groups) < 2:
         return None
-    between, within = _mean_squares(groups)
+    between, within, _ = _mean_squares(groups)
     size = sum(len(g) for g in groups) / len(groups)
     return (between - within) / (between + (size - 1) * within) if between + (size - 1) * within > 0 else None
 
@@ -153,8 +153,7 @@ def machine_spread(medians: Sequence[Sequence[float]]) -> Spread | None:
     dof = sum(len(m) - 1 for m in medians)
     if len(medians) < 2 or dof < 1:
         return None
-    between, within = _mean_squares(medians)
-    means = [statistics.fmean(m) for m in medians]
+    between, within, means = _mean_squares(medians)
     excess = statistics.variance(means) - statistics.fmean(within / len(m) for m in medians)
     return Spread(
         math.sqrt(within),
