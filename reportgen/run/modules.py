@@ -31,12 +31,25 @@ def named_kernels(files: Iterable[Path]) -> list[str]:
     """File names of the kernels the wrappers among `files` name (`# kernel path:`) that exist, sorted: what
     `copy_modules` keeps of them. A kernel's file name holds its source's hash, so two processes' lists are equal when they ran
     the same kernels."""
-    return sorted({m.name for m in _named_by_wrappers(_read(p) for p in files) if m.is_file()})
+    return sorted({m.name for m in _named_by_wrappers((p, _read(p)) for p in files) if m.is_file()})
 
 
-def _named_by_wrappers(texts: Iterable[str]) -> set[Path]:
-    """The kernel paths that the wrappers (files holding `compiled_module_main`) among `texts` name."""
-    return {Path(m) for t in texts if _WRAPPER_MARK in t for m in _KERNEL_PATH.findall(t)}
+def _named_by_wrappers(files: Iterable[tuple[Path, str]]) -> set[Path]:
+    """The kernel paths that the wrappers (files holding `compiled_module_main`) among `(path, text)` name.
+
+    A wrapper read from Inductor's FX graph cache names its kernels where the cache was filled; in a cache filled
+    at another path (copied, restored by CI, carried to another machine) such a kernel is looked up by name in the
+    wrapper's own cache (`<cache>/<xx>/wrapper.py`, `cached_source`). On an H200 (torch 2.11), resnet50 on a cache
+    carried from another machine's `/tmp/wc/...` kept 1 of its 164 kernels without this."""
+    named: set[Path] = set()
+    for path, text in files:
+        if _WRAPPER_MARK not in text:
+            continue
+        for kernel in map(Path, _KERNEL_PATH.findall(text)):
+            if not kernel.is_file():
+                kernel = cached_source(kernel.name, path.parent.parent) or kernel
+            named.add(kernel)
+    return named
 
 
 def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
@@ -45,12 +58,13 @@ def copy_modules(files: Iterable[Path], bundle_dir: Path) -> list[ModuleFile]:
     `files` come in load order, so wrappers keep their compile order (forward before backward).
     A kernel a wrapper names by its `# kernel path:` is copied from that path when `files` lack it:
     kernels built by the compile workers need not be in the parent's module cache (torch 2.11 listed
-    9 of mixnet_l's ~500). Kernel files no wrapper names (e.g. autotuning benchmarks) are left out.
+    9 of mixnet_l's ~500), nor those of a graph read from the FX graph cache (`_named_by_wrappers`). Kernel
+    files no wrapper names (e.g. autotuning benchmarks) are left out.
     """
     paths = list(files)
     texts = {p: _read(p) for p in paths}
     wrappers = [p for p in paths if _WRAPPER_MARK in texts[p]]
-    named = _named_by_wrappers(texts[w] for w in wrappers)
+    named = _named_by_wrappers((w, texts[w]) for w in wrappers)
     by_name = {p.name: p for p in paths if p not in wrappers}
     by_name.update({p.name: p for p in named if p.name not in by_name and p.is_file()})
     kernels = sorted((by_name[p.name] for p in named if p.name in by_name), key=lambda p: p.name)

@@ -48,3 +48,22 @@ def test_cached_source_is_none_without_a_cache_or_the_file(tmp_path: Path) -> No
     assert cached_source("cabc.py", None) is None
     assert cached_source("cabc.py", tmp_path / "gone") is None
     assert cached_source("cabc.py", tmp_path) is None
+
+
+def test_kernels_of_a_cache_filled_elsewhere_are_found_in_the_wrappers_cache(tmp_path: Path) -> None:
+    """A wrapper from the FX graph cache names its kernels where the cache was filled (another machine's /tmp/wc/...);
+    the same files sit in this cache's layout, beside the wrapper's own folder."""
+    cache, bundle = tmp_path / "cache", tmp_path / "bundle"
+    here = cache / "ne" / "cnekqvl5.py"
+    here.parent.mkdir(parents=True)
+    here.write_text("# the kernel\n")
+    filled_at = tmp_path / "elsewhere" / "cache" / "ne" / "cnekqvl5.py"  # never created: the other machine's path
+    (cache / "ab").mkdir()
+    wrapper = _wrapper(cache / "ab" / "cabwrap.py", [filled_at, cache / "zz" / "czzgone.py"])
+    files = copy_modules([wrapper], bundle)
+    assert [(f.kind, f.path) for f in files] == [
+        ("wrapper", "modules/wrappers/cabwrap.py"),
+        ("kernel", "modules/kernels/cnekqvl5.py"),
+    ]
+    assert (bundle / "modules/kernels/cnekqvl5.py").read_text() == "# the kernel\n"
+    assert named_kernels([wrapper]) == ["cnekqvl5.py"]  # the bare loop's list finds it the same way
