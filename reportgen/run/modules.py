@@ -45,9 +45,10 @@ def _named_by_wrappers(files: Iterable[tuple[Path, str]]) -> set[Path]:
     for path, text in files:
         if _WRAPPER_MARK not in text:
             continue
+        cache = path.parent.parent if len(path.parent.name) == 2 else None  # only in Inductor's layout
         for kernel in map(Path, _KERNEL_PATH.findall(text)):
             if not kernel.is_file():
-                kernel = cached_source(kernel.name, path.parent.parent) or kernel
+                kernel = cached_source(kernel.name, cache) or kernel
             named.add(kernel)
     return named
 

@@ -67,3 +67,5 @@ def test_kernels_of_a_cache_filled_elsewhere_are_found_in_the_wrappers_cache(tmp
     ]
     assert (bundle / "modules/kernels/cnekqvl5.py").read_text() == "# the kernel\n"
     assert named_kernels([wrapper]) == ["cnekqvl5.py"]  # the bare loop's list finds it the same way
+    elsewhere = _wrapper(cache / "wrap.py", [filled_at])  # not in Inductor's <cache>/<xx>/ layout: no lookup
+    assert named_kernels([elsewhere]) == []
