@@ -34,11 +34,16 @@ SEED_REPS_PREFIX = "fidelity-seed-reps: "
 """A `-p` process prints its timings (JSON, ms per call) after this, for `seed_result`."""
 
 
-def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
-    """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms."""
+def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False) -> dict[str, object]:
+    """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms.
+
+    `warm_up_only`: stop after the warm-ups, returning the Inductor cache's counters (`cache`): the sitting's bare
+    warm-up, which fills the cache entries of the bare loop's own compile (`timing_fidelity.warm_up_bare`)."""
     import torch
 
     from reportgen.run import inductor
+    from reportgen.run.diagnostics import cache_counts
+    from reportgen.run.diagnostics_sources import dynamo_counters
     from reportgen.run.host import host_probe
     from reportgen.run.modules import named_kernels
     from reportgen.run.workload import build_workload, compile_model, resolve_device
@@ -66,6 +71,8 @@ def bare_loop(recipe_path: Path, variant: str | None) -> dict[str, object]:
     for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
         for _ in range(max(profile.warmup, 1)):
             block(fn, 1)
+    if warm_up_only:
+        return {"device": device, "cache": cache_counts(dynamo_counters() or {})}
     eager, comp, probe = [], [], []
     for _ in range(profile.steps):
         with window.timed_window(

@@ -43,7 +43,14 @@ from reportgen.run.diagnostics_sources import (
     raise_compilation_metrics_limit,
 )
 
-__all__ = ["PHASES", "DiagnosticsRecorder", "compile_phases", "parse_graph_break", "parse_recompile"]
+__all__ = [
+    "PHASES",
+    "DiagnosticsRecorder",
+    "cache_counts",
+    "compile_phases",
+    "parse_graph_break",
+    "parse_recompile",
+]
 
 PHASES = ("dynamo", "aot_autograd", "inductor", "kernel_compile", "autotune", "cudagraph_record")
 """Coarse compile phases, in pipeline order; `compile_phases` documents what each one sums."""
@@ -217,7 +224,7 @@ def _versions(metrics: list[object], root: Path) -> list[CompiledVersion]:
     return list(found.values())
 
 
-def _cache(counters: Counters) -> dict[str, int]:
+def cache_counts(counters: Counters) -> dict[str, int]:
     """Inductor FX-graph and AOTAutograd cache counters (hits, misses, bypasses, ...)."""
     found = {
         key: int(n)
@@ -314,7 +321,7 @@ class DiagnosticsRecorder:
             unique_graphs=counters.get("stats", Counter()).get("unique_graphs", 0) if now is not None else None,
             graph_ops=[int(ops) for m in metrics if (ops := getattr(m, "graph_op_count", None))],
             compile_phases_s=compile_phases(times, _in_compile_s(metrics)),
-            cache=_cache(counters) if now is not None else {},
+            cache=cache_counts(counters) if now is not None else {},
             cudagraphs=status,
             cudagraph_skip_reasons=reasons,
             versions=_versions(metrics, self.root),

@@ -251,3 +251,24 @@ def test_each_comparison_records_its_placement_and_the_report_groups_by_it(
     fidelity_report.report(sitting)
     out = capsys.readouterr().out
     assert "by placement: GPU 0, CPUs 16-31 (-5.0, -5.0); GPU 1, CPUs 0-15 (+1.0, +1.0, +1.0, +1.0)" in out
+
+
+def test_the_bare_warm_up_fills_the_bare_loops_own_cache_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """reportgen's warm-up leaves the bare loop's graphs uncached (another FX-graph-cache key); the sitting's bare
+    warm-up compiles them once, alone, so that no timed bare loop compiles: a real CPU compile, twice."""
+    from reportgen.recipe import load_recipe
+    from reportgen.run import child_env
+
+    recipe = Path(__file__).resolve().parents[1] / "data" / "recipes" / "addmul.yaml"
+    env = child_env(load_recipe(recipe), tmp_path / "cache")
+    plan = timing_fidelity.Plan(recipe, None, tmp_path, 1, None, 3.0, 3.0, None, round_timeout_s=300)
+    first, second = (Sitting(str(recipe), None, str(tmp_path), 3.0, 3.0) for _ in range(2))
+    timing_fidelity.warm_up_bare(plan, first, env)
+    timing_fidelity.warm_up_bare(plan, second, env)
+    missed, hit = first.warmup["bare_cache"], second.warmup["bare_cache"]
+    assert isinstance(missed, dict) and isinstance(hit, dict)
+    assert missed["fxgraph_cache_miss"] >= 1 and missed["fxgraph_cache_hit"] == 0  # compiled: nothing cached yet
+    assert hit["fxgraph_cache_hit"] == missed["fxgraph_cache_miss"] and hit["fxgraph_cache_miss"] == 0
+    assert "warm-up bare loop:" in capsys.readouterr().out
