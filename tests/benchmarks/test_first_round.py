@@ -1,0 +1,68 @@
+"""Tests of benchmarks/first_round.py: which comparisons had a bare loop that compiled in its timed process (a
+sitting's first round in a cache, unless the sitting warmed the bare loop up), and the file of the others, which
+`timing_fidelity.py --report` reads."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import first_round
+import timing_fidelity
+
+
+def _record(number: int, machine: str, compiled: list[float], bare_compiled: list[float]) -> dict[str, object]:
+    run = {"round": number, "path": f"/w/{machine}/{number}", "wall_s": 100.0 + number, "eager_ms": 10.0}
+    run |= {"compiled_ms": 5.0, "host_probe_ms": [1.0], "compile_s": None, "inductor_cache": "kept-warm"}
+    run |= {"graphs": [], "sitting": machine, "eager_samples_ms": [10.0] * len(compiled)}
+    run["compiled_samples_ms"] = compiled
+    bare = {"index": number, "wall_s": 90.0, "device": "cuda", "eager_ms": 10.0, "compiled_ms": 5.0}
+    bare |= {"eager_samples_ms": [10.0] * len(bare_compiled), "compiled_samples_ms": bare_compiled}
+    bare["host_probe_ms"] = [1.0]
+    return {"run": run, "bare": bare}
+
+
+def _file(path: Path, records: list[dict[str, object]], warmup: dict[str, object]) -> Path:
+    data = {"recipe": "/x/.fidelity-r-60-steps-1.yaml", "variant": None, "work": "w", "device": "cuda"}
+    data |= {"warmup": warmup, "runs": [r["run"] for r in records], "bares": [r["bare"] for r in records]}
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_first_round_of_each_machine_compiled_unless_the_sitting_warmed_the_bare_loop(tmp_path: Path) -> None:
+    # machine a: 2 rounds of 2; b: 1 round of 2; a sitting with a bare warm-up: none compiled
+    old = [_record(n, "a", [9.8, 9.9, 10.0], [10.0] * 3) for n in (1, 2, 3, 4)]
+    old += [_record(n, "b", [10.0, 10.3], [10.0, 10.0]) for n in (1, 2)]
+    older = _file(tmp_path / "old.json", old, {"wall_s": 60.0})
+    new = _file(tmp_path / "new.json", [_record(n, "c", [10.2], [10.0]) for n in (1, 2)], {"bare_cache": {}})
+    found = [c for path in (older, new) for c in first_round.comparisons(path, groups=2)]
+    assert [(c.machine, c.bare_compiled) for c in found] == [
+        ("a", True),
+        ("a", True),
+        ("a", False),
+        ("a", False),
+        ("b", True),
+        ("b", True),
+        ("c", False),
+        ("c", False),
+    ]
+    # median of 9.8/10, 9.9/10, 10/10 - 1 is -1 %; of 10/10 and 10.3/10 - 1 it is +1.5 %
+    assert [round(c.medians["compiled_samples_ms"], 6) for c in found[3:6]] == [-1.0, 1.5, 1.5]
+    out = tmp_path / "warm.json"
+    first_round.warm_file(found, out)
+    pooled = timing_fidelity.reread([out], 3.0, 3.0)  # the file reads back as one sitting of the four comparisons
+    assert [(run.sitting, run.round) for run in pooled.runs] == [("a", 3), ("a", 4), ("c", 1), ("c", 2)]
+    assert [bare.compiled_samples_ms for bare in pooled.bares] == [[10.0] * 3, [10.0] * 3, [10.0], [10.0]]
+
+
+def test_a_comparison_without_both_sides_blocks_is_left_out(tmp_path: Path) -> None:
+    path = _file(tmp_path / "s.json", [_record(1, "a", [], [10.0]), _record(2, "a", [10.0], [10.0])], {})
+    (only,) = first_round.comparisons(path, groups=1)
+    assert (only.index, only.bare_compiled) == (1, False)  # the machine's second: its first round was the first
+
+
+def test_the_summary_needs_two_values() -> None:
+    assert first_round.summary([], "compiled_samples_ms") == "n 0"
