@@ -9,7 +9,9 @@ A lent VM's CPU speed moves within a fraction of a second (a 1 ms probe reads 0.
 so one sitting's single pair proves nothing, and neither process may measure while another works:
 
 0. one untimed `reportgen run` (`DIR/warmup`) fills the kept Inductor cache `DIR/cache` (skipped when that
-   bundle is there: `--warm-up-only` makes it alone, e.g. beside another recipe's warm-up);
+   bundle is there: `--warm-up-only` makes it alone, e.g. beside another recipe's warm-up), then one untimed bare
+   loop fills the bare loop's own entries (`warm_up_bare`: reportgen's graphs have another cache key), so that no
+   timed process compiles;
 1. each round starts `--groups` comparisons at once; a comparison is a `reportgen run` (into `DIR/results/<n>`),
    a bare loop and one fresh `python <wrapper>.py -p` per compiled graph of the warm-up's bundle. Every
    measurement of every process runs in a timed window of the round's coordinator (`reportgen.run.window_host`:
