@@ -71,6 +71,8 @@ def warm_file(found: list[Comparison], out: Path) -> None:
     """The comparisons where neither side compiled in its timed process, as one sittings file (the first file's
     header; `timing_fidelity.py --report` reads it)."""
     kept = [c for c in found if not c.bare_compiled]
+    if not kept:
+        raise SystemExit(f"{out}: not written: every comparison's bare loop compiled in its timed process")
     first = json.loads(kept[0].file.read_text(encoding="utf-8"))
     runs, bares = [], []
     for path in dict.fromkeys(c.file for c in kept):

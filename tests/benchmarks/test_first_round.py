@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import first_round
@@ -64,5 +66,9 @@ def test_a_comparison_without_both_sides_blocks_is_left_out(tmp_path: Path) -> N
     assert (only.index, only.bare_compiled) == (1, False)  # the machine's second: its first round was the first
 
 
-def test_the_summary_needs_two_values() -> None:
+def test_the_summary_needs_two_values_and_the_file_one_comparison(tmp_path: Path) -> None:
     assert first_round.summary([], "compiled_samples_ms") == "n 0"
+    path = _file(tmp_path / "s.json", [_record(1, "a", [10.0], [10.0])], {})
+    with pytest.raises(SystemExit, match="every comparison's bare loop compiled"):
+        first_round.warm_file(list(first_round.comparisons(path, groups=3)), tmp_path / "warm.json")
+    assert not (tmp_path / "warm.json").exists()
