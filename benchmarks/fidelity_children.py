@@ -93,6 +93,12 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
     }
 
 
+def bare_result(output: str) -> dict[str, object]:
+    """What a bare-loop process (`bare_loop`, through `timing_fidelity.py --bare`) found: the JSON on its last line."""
+    found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
+    return found
+
+
 @dataclass
 class Started:
     """A child started in this round, its output going to `log`."""

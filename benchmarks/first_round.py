@@ -16,46 +16,47 @@ in its timed process as one sittings file, for `timing_fidelity.py --report OUT`
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-FIGURES = ("compiled_samples_ms", "eager_samples_ms")
+from fidelity_records import Bare, Run
+from fidelity_report import dump_sitting, paired_step_differences
+from timing_fidelity import reread
+
+FIGURES = ("compiled_ms", "eager_ms")
+"""The step figures split here, as `fidelity_report.paired_step_differences` names them."""
 
 
 @dataclass
 class Comparison:
     """One comparison of a sittings file: where it ran and whether its bare loop compiled while it was timed."""
 
-    file: Path
     index: int
-    """Its position among the file's `runs` (and `bares`)."""
+    """Its position among the file's comparisons."""
     machine: str
     bare_compiled: bool
     medians: dict[str, float]
-    """Per figure of `FIGURES`: the median of reportgen's block / the bare loop's block - 1, %."""
-
-
-def block_median(ours: list[float], theirs: list[float]) -> float:
-    """Median over the block pairs of ours / theirs - 1, in %."""
-    return statistics.median(a / b - 1 for a, b in zip(ours, theirs, strict=False)) * 100
+    """Per figure of `FIGURES`: the median of reportgen's block / the bare loop's block - 1, % (as `--report`)."""
+    file: Path = field(compare=False)
+    run: Run = field(compare=False, repr=False)
+    bare: Bare = field(compare=False, repr=False)
 
 
 def comparisons(path: Path, groups: int) -> Iterator[Comparison]:
-    """The file's comparisons with block samples on both sides; the first `groups` of each machine (with blocks or
-    not) are its first round, unless the sitting warmed the bare loop up (`warmup.bare_cache`)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    warmed = "bare_cache" in data.get("warmup", {})
+    """The file's comparisons with block pairs; the first `groups` of each machine (with blocks or not) are its first
+    round, unless the sitting warmed the bare loop up (`warmup.bare_cache`)."""
+    sitting = reread([path], 3.0, 3.0, pool=False)
+    warmed = "bare_cache" in sitting.warmup
+    pairs = paired_step_differences(sitting)
     seen: dict[str, int] = {}
-    for index, (run, bare) in enumerate(zip(data["runs"], data["bares"], strict=False)):
-        machine = run.get("sitting") or path.name
+    for number, (run, bare) in enumerate(zip(sitting.runs, sitting.bares, strict=False)):
+        machine = run.sitting or path.name
         seen[machine] = seen.get(machine, 0) + 1  # its place in the machine's rounds, blocks kept or not
-        if not all(run.get(f) and bare.get(f) for f in FIGURES):
-            continue
-        medians = {f: block_median(run[f], bare[f]) for f in FIGURES}
-        yield Comparison(path, index, machine, not warmed and seen[machine] <= groups, medians)
+        if all(pairs[f][number] for f in FIGURES):
+            medians = {f: statistics.median(pairs[f][number]) for f in FIGURES}
+            yield Comparison(number, machine, not warmed and seen[machine] <= groups, medians, path, run, bare)
 
 
 def summary(found: list[Comparison], figure: str) -> str:
@@ -73,15 +74,9 @@ def warm_file(found: list[Comparison], out: Path) -> None:
     kept = [c for c in found if not c.bare_compiled]
     if not kept:
         raise SystemExit(f"{out}: not written: every comparison's bare loop compiled in its timed process")
-    first = json.loads(kept[0].file.read_text(encoding="utf-8"))
-    runs, bares = [], []
-    for path in dict.fromkeys(c.file for c in kept):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for c in (c for c in kept if c.file == path):
-            runs.append(data["runs"][c.index])
-            bares.append(data["bares"][c.index])
-    first.update(runs=runs, bares=bares, continued_from=[], excluded=[])
-    out.write_text(json.dumps(first), encoding="utf-8")
+    header = reread([kept[0].file], 3.0, 3.0, pool=False)
+    sitting = replace(header, runs=[c.run for c in kept], bares=[c.bare for c in kept], continued_from=[], excluded=[])
+    dump_sitting(sitting, out)
 
 
 def main() -> int:
@@ -99,7 +94,7 @@ def main() -> int:
         ]
         print(f"{machine} ({path.parent.name}/{path.name}): compiled, {'; '.join(parts)}")
     for figure in FIGURES:
-        name = figure.removesuffix("_samples_ms")
+        name = figure.removesuffix("_ms")
         for label, flag in (("bare loop compiled in its timed process", True), ("neither side compiled", False)):
             print(f"{name}, {label}: {summary([c for c in found if c.bare_compiled is flag], figure)}")
     if args.warm_json is not None:

@@ -81,6 +81,7 @@ from pathlib import Path
 from fidelity_children import (
     Started,
     bare_loop,
+    bare_result,
     failed,
     report_failed_seeds,
     seed_process,
@@ -211,9 +212,9 @@ def continue_from(sitting: Sitting, path: Path) -> None:
     sitting.excluded += data.get("excluded", [])
 
 
-def reread(paths: list[Path], tolerance_pct: float, tolerance_pp: float) -> Sitting:
+def reread(paths: list[Path], tolerance_pct: float, tolerance_pp: float, pool: bool = True) -> Sitting:
     """Earlier sittings' `--json` files (one recipe and variant), their comparisons in order, pooled anew: today's
-    statistics on yesterday's device time."""
+    statistics on yesterday's device time (`pool=False`: read only, as `first_round.py` does)."""
     first = json.loads(paths[0].read_text(encoding="utf-8"))
     sitting = Sitting(
         recipe=first["recipe"],
@@ -228,7 +229,8 @@ def reread(paths: list[Path], tolerance_pct: float, tolerance_pp: float) -> Sitt
     )
     for path in paths:
         continue_from(sitting, path)
-    update_pooled(sitting, tolerance_pct, tolerance_pp)
+    if pool:
+        update_pooled(sitting, tolerance_pct, tolerance_pp)
     return sitting
 
 
@@ -363,7 +365,7 @@ def _collect(
     suffix = Grouped.SEPARATOR + str(number)
     mine = [(r[: -len(suffix)], w, o, c) for r, w, o, c in windows if r.endswith(suffix)]
     if plan.aa:
-        other: dict[str, object] = json.loads(output.strip().splitlines()[-1])
+        other = bare_result(output)
         run = Run(
             round=number,
             path="(bare loop A)",
@@ -382,8 +384,7 @@ def _collect(
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
         raise failed(f"bare loop (comparison {number})", code, output, started[1].log)
-    found: dict[str, object] = json.loads(output.strip().splitlines()[-1])
-    bare = Bare(index=number, wall_s=bare_wall_s, **found)  # type: ignore[arg-type]
+    bare = Bare(index=number, wall_s=bare_wall_s, **bare_result(output))  # type: ignore[arg-type]
     for side in run.graphs:
         for round_ in range(seeds):  # the `-p` processes `_start_group` started
             if (seed := finished.get(seed_process_name(side.graph, round_))) is not None:
@@ -538,7 +539,7 @@ def warm_up_bare(plan: Plan, sitting: Sitting, env: dict[str, str]) -> None:
     code, output, wall_s = child.result()
     if code != 0:
         raise failed("bare loop warm-up", code, output, log)
-    cache = json.loads(output.strip().splitlines()[-1]).get("cache", {})
+    cache = bare_result(output).get("cache", {})
     sitting.warmup.update(bare_wall_s=wall_s, bare_cache=cache)
     shown = ", ".join(f"{key} {n}" for key, n in cache.items() if n) or "no counters"
     print(f"warm-up bare loop: {wall_s:.1f} s ({shown})", flush=True)

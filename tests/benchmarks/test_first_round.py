@@ -52,7 +52,7 @@ def test_the_first_round_of_each_machine_compiled_unless_the_sitting_warmed_the_
         ("c", False),
     ]
     # median of 9.8/10, 9.9/10, 10/10 - 1 is -1 %; of 10/10 and 10.3/10 - 1 it is +1.5 %
-    assert [round(c.medians["compiled_samples_ms"], 6) for c in found[3:6]] == [-1.0, 1.5, 1.5]
+    assert [round(c.medians["compiled_ms"], 6) for c in found[3:6]] == [-1.0, 1.5, 1.5]
     out = tmp_path / "warm.json"
     first_round.warm_file(found, out)
     pooled = timing_fidelity.reread([out], 3.0, 3.0)  # the file reads back as one sitting of the four comparisons
@@ -67,7 +67,7 @@ def test_a_comparison_without_both_sides_blocks_is_left_out(tmp_path: Path) -> N
 
 
 def test_the_summary_needs_two_values_and_the_file_one_comparison(tmp_path: Path) -> None:
-    assert first_round.summary([], "compiled_samples_ms") == "n 0"
+    assert first_round.summary([], "compiled_ms") == "n 0"
     path = _file(tmp_path / "s.json", [_record(1, "a", [10.0], [10.0])], {})
     with pytest.raises(SystemExit, match="every comparison's bare loop compiled"):
         first_round.warm_file(list(first_round.comparisons(path, groups=3)), tmp_path / "warm.json")
