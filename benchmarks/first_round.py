@@ -25,6 +25,8 @@ from fidelity_records import Bare, Run
 from fidelity_report import dump_sitting, paired_step_differences
 from timing_fidelity import reread
 
+from reportgen.escape import one_line
+
 FIGURES = ("compiled_ms", "eager_ms")
 """The step figures split here, as `fidelity_report.paired_step_differences` names them."""
 
@@ -92,7 +94,8 @@ def main() -> int:
             f"{label} {' '.join(f'{c.medians[FIGURES[0]]:+.1f}' for c in mine if c.bare_compiled is flag)}"
             for label, flag in (("bare compiled:", True), ("neither:", False))
         ]
-        print(f"{machine} ({path.parent.name}/{path.name}): compiled, {'; '.join(parts)}")
+        where = one_line(f"{machine} ({path.parent.name}/{path.name})")  # a file's tag, bound for a terminal
+        print(f"{where}: compiled, {'; '.join(parts)}")
     for figure in FIGURES:
         name = figure.removesuffix("_ms")
         for label, flag in (("bare loop compiled in its timed process", True), ("neither side compiled", False)):

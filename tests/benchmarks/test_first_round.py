@@ -72,3 +72,14 @@ def test_the_summary_needs_two_values_and_the_file_one_comparison(tmp_path: Path
     with pytest.raises(SystemExit, match="every comparison's bare loop compiled"):
         first_round.warm_file(list(first_round.comparisons(path, groups=3)), tmp_path / "warm.json")
     assert not (tmp_path / "warm.json").exists()
+
+
+def test_a_files_machine_tag_reaches_the_terminal_on_one_escaped_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _file(tmp_path / "s.json", [_record(1, "evil\n\x1b[2Jtag", [10.0], [10.0])], {})
+    monkeypatch.setattr(sys, "argv", ["first_round.py", str(path)])
+    assert first_round.main() == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "evil\n" not in out
+    assert out.splitlines()[0].startswith("evil") and "tag (" in out.splitlines()[0]
