@@ -2,7 +2,7 @@
 # now holding the bare loop's graphs too (timing_fidelity's bare warm-up fills them). Sittings one after another on GPU 0
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl;
 #   export PYTHONPATH=/tmp/site:$PWD; JOBS="resnet50:3 mixnet_l:warm" bash .whl/sit57s.sh
-# JOBS: recipe:groups (one round of that many comparisons, --seeds 0, from .whl/cache-<recipe>.txz) or recipe:warm
+# JOBS: recipe:groups (one round of that many comparisons, --seeds $SEEDS, default 0, from .whl/cache-<recipe>.txz) or recipe:warm
 # (a cold warm-up whose cache goes back through $OUT as cache-<recipe>.txz). All within LIMIT seconds of the start.
 # Reading, fixed in advance and unchanged: pool every file of a recipe so far with timing_fidelity.py --report.
 set -u
@@ -27,7 +27,7 @@ job() {  # recipe, groups|warm, seconds left
     ls -la "$OUT/cache-$r.txz"; return
   fi
   timeout "$left" python benchmarks/timing_fidelity.py "recipes/$r.yaml" --steps $steps --groups "$n" --rounds 1 \
-    --seeds 0 --until-decided "$n" --work "$w" --json "/tmp/g57/fidelity-$r.json" --max-host-probe-ms 2.5 \
+    --seeds "${SEEDS:-0}" --until-decided "$n" --work "$w" --json "/tmp/g57/fidelity-$r.json" --max-host-probe-ms 2.5 \
     "${extra[@]}" > "/tmp/g57/fidelity-$r.txt" 2>&1
   echo "[$(date -u +%H:%M:%S)] $r round rc=$?"; grep -h "warm-up reportgen run\|warm-up bare loop\|round 1:" "/tmp/g57/fidelity-$r.txt" | cut -c1-200
   for f in json txt; do cp "/tmp/g57/fidelity-$r.$f" "$OUT/boot-$BOOT-gpu0-$r.$f" 2>/dev/null; done
