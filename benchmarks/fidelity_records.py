@@ -151,6 +151,9 @@ class Run(StepMedians):
     """The GPU its processes saw and the CPUs they could use (`placement`; empty in files from before): on
     2xH200, resnet50's compiled read -2.9 to -7.3 % in the comparisons on GPU 0 and CPUs 16-31 (two machines),
     -3.5 to +4.3 % in those on GPU 1 and CPUs 0-15 (three)."""
+    stages_s: dict[str, float] = field(default_factory=dict)
+    """The run child's seconds per stage (`Metrics.stages_s`; empty in files from before): where a run's wall
+    went, e.g. how much of a warm-up a warm cache leaves to timing, profiles and benchmarks."""
     sitting: str = ""
     """The machine that measured it (`sitting_tag`; empty in files from before): one machine's comparisons share
     its host and a warm-up, and on 2xH200 they moved together (resnet50's compiled: -3.5 to -2.9 % in one
@@ -224,6 +227,7 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         eager_samples_ms=list(metrics.eager.samples_ms),
         compiled_samples_ms=list(metrics.compiled.samples_ms),
         kernel_modules=sorted(Path(m.path).name for m in bundle.manifest.modules if m.kind == "kernel"),
+        stages_s=dict(metrics.stages_s),
     )
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}

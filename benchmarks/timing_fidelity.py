@@ -483,7 +483,9 @@ def compare(plan: Plan) -> Sitting:
     probe = statistics.median(warm.host_probe_ms) if warm.host_probe_ms else None
     sitting.warmup["host_probe_ms"] = probe
     shown = "no host probe" if probe is None else f"host probe {probe:.2f} ms"
+    sitting.warmup["stages_s"] = warm.stages_s
     print(f"warm-up reportgen run: {warm_s:.1f} s (cache {warm.inductor_cache}, {shown})", flush=True)
+    print(f"warm-up reportgen run's stages: {stages_line(warm.stages_s)}", flush=True)
     env = child_env(variant_recipe(plan.recipe, plan.variant), plan.work / "cache" / warm_dir.name)
     warm_up_bare(plan, sitting, env)  # `--warm-up-only` too: a cache carried elsewhere holds both sides' graphs
     if plan.rounds == 0:
@@ -522,6 +524,11 @@ def compare(plan: Plan) -> Sitting:
     if sitting.runs:
         report(sitting)
     return sitting
+
+
+def stages_line(stages_s: dict[str, float]) -> str:
+    """A run child's seconds per stage on one line, e.g. "compile 6.4 s, timing 21.0 s" (or why there are none)."""
+    return ", ".join(f"{one_line(stage)} {seconds:.1f} s" for stage, seconds in stages_s.items()) or "not recorded"
 
 
 def warm_up_bare(plan: Plan, sitting: Sitting, env: dict[str, str]) -> None:

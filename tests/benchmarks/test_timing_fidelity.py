@@ -272,3 +272,22 @@ def test_the_bare_warm_up_fills_the_bare_loops_own_cache_entries(
     assert missed["fxgraph_cache_miss"] >= 1 and missed["fxgraph_cache_hit"] == 0  # compiled: nothing cached yet
     assert hit["fxgraph_cache_hit"] == missed["fxgraph_cache_miss"] and hit["fxgraph_cache_miss"] == 0
     assert "warm-up bare loop:" in capsys.readouterr().out
+
+
+def test_a_run_keeps_its_childs_stages_and_the_warm_up_prints_them(tmp_path: Path) -> None:
+    """Where a warm-up's wall went (stage by stage, from the bundle's manifest), on a real canned CPU bundle; a file
+    from before the field reads with none."""
+    import shutil
+
+    bundle = tmp_path / "addmul"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "cpu-history-addmul" / "addmul", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    expected = manifest["metrics"]["stages_s"]
+    run = fidelity_records.read_run(bundle, 0, 30.0)
+    assert run.stages_s == expected and len(expected) >= 5
+    line = timing_fidelity.stages_line(run.stages_s)
+    assert line.count(" s, ") == len(expected) - 1
+    assert f"compile {expected['compile']:.1f} s" in line
+    assert timing_fidelity.stages_line({}) == "not recorded"
+    old = {k: v for k, v in dataclasses.asdict(run).items() if k not in ("stages_s", "graphs")}
+    assert Run(**old).stages_s == {}
