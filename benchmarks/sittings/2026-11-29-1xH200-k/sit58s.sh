@@ -10,6 +10,13 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 LIMIT=${LIMIT:-540}; CARRY=${CARRY:-.whl}; T0=$(date +%s); N=$(nproc)
 BOOT=$(cut -c1-8 /proc/sys/kernel/random/boot_id)
 echo "[$(date -u +%H:%M:%S)] start on boot-$BOOT"; nvidia-smi -L 2>/dev/null; lscpu | grep -E "Model name|NUMA"
+pack() {  # recipe, work dir: its Inductor cache back through $OUT (xz on all CPUs where there is one; session 58's
+  # REPACK took python's one-thread xz: 27 s of device time)
+  if command -v xz > /dev/null; then tar -C "$2" -cf - cache | xz -T"$N" -6 > "$OUT/cache-$1.txz"; else
+    python -c "import sys, tarfile; tarfile.open(sys.argv[1], 'w:xz').add(sys.argv[2], 'cache')" "$OUT/cache-$1.txz" "$2/cache"
+  fi
+  ls -la "$OUT/cache-$1.txz"
+}
 job() {  # recipe, groups|warm, seconds left
   local r=$1 n=$2 left=$3 w=/tmp/g57/fid-$1 extra=() steps=60
   [ "$r" = mixnet_l ] && extra=(--variant default) && steps=40
@@ -20,19 +27,14 @@ job() {  # recipe, groups|warm, seconds left
     timeout "$left" python benchmarks/timing_fidelity.py "recipes/$r.yaml" --steps $steps --seeds 0 --work "$w" \
       --warm-up-only "${extra[@]}" > "/tmp/g57/warm-$r.txt" 2>&1
     echo "[$(date -u +%H:%M:%S)] $r warm-up rc=$?"; tail -n 2 "/tmp/g57/warm-$r.txt" | cut -c1-300
-    if command -v xz > /dev/null; then tar -C "$w" -cf - cache | xz -T"$N" -6 > "$OUT/cache-$r.txz"; else
-      python -c "import sys, tarfile; tarfile.open(sys.argv[1], 'w:xz').add(sys.argv[2], 'cache')" \
-        "$OUT/cache-$r.txz" "$w/cache"
-    fi
-    ls -la "$OUT/cache-$r.txz"; return
+    pack "$r" "$w"; return
   fi
   timeout "$left" python benchmarks/timing_fidelity.py "recipes/$r.yaml" --steps $steps --groups "$n" --rounds 1 \
     --seeds "${SEEDS:-0}" --until-decided "$n" --work "$w" --json "/tmp/g57/fidelity-$r.json" --max-host-probe-ms 2.5 \
     "${extra[@]}" > "/tmp/g57/fidelity-$r.txt" 2>&1
   echo "[$(date -u +%H:%M:%S)] $r round rc=$?"; grep -h "warm-up reportgen run\|warm-up bare loop\|round 1:" "/tmp/g57/fidelity-$r.txt" | cut -c1-200
   for f in json txt; do cp "/tmp/g57/fidelity-$r.$f" "$OUT/boot-$BOOT-gpu0-$r.$f" 2>/dev/null; done
-  [ "${REPACK:-0}" = 1 ] && python -c "import sys, tarfile; tarfile.open(sys.argv[1], 'w:xz').add(sys.argv[2], 'cache')" \
-    "$OUT/cache-$r.txz" "$w/cache"
+  [ "${REPACK:-0}" = 1 ] && pack "$r" "$w"
   tail -n 3 "/tmp/g57/fidelity-$r.txt" | cut -c1-300
 }
 mkdir -p /tmp/g57
