@@ -1,5 +1,5 @@
 # Session 59 (pre-registered in session 58's note): one fresh machine per device call (give_back after each), carry
-# .whl (wheels; this file and ../2026-11-29-1xH200-k/sit58s.sh copied there; cache-resnet50.txz once call 1 sent it):
+# .whl (wheels: bash benchmarks/device_wheels.sh; this file and ../2026-11-29-1xH200-k/sit58s.sh copied there; cache-resnet50.txz once call 1 sent it):
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl;
 #   export PYTHONPATH=/tmp/site:$PWD; JOBS=... bash .whl/next-sit59.sh
 # Why: session 58's judged series (15 resnet50 comparisons, 5 machines, each sitting warmed the bare loop up first)
