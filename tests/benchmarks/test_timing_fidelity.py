@@ -274,7 +274,7 @@ def test_the_bare_warm_up_fills_the_bare_loops_own_cache_entries(
     assert "warm-up bare loop:" in capsys.readouterr().out
 
 
-def test_a_run_keeps_its_childs_stages_and_the_warm_up_prints_them(tmp_path: Path) -> None:
+def test_a_run_keeps_its_childs_stages_and_one_line_shows_them(tmp_path: Path) -> None:
     """Where a warm-up's wall went (stage by stage, from the bundle's manifest), on a real canned CPU bundle; a file
     from before the field reads with none."""
     import shutil
