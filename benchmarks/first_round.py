@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from fidelity_records import Bare, Run
+from fidelity_records import Bare, Run, Sitting
 from fidelity_report import dump_sitting, paired_step_differences
 from timing_fidelity import reread
 
@@ -44,6 +44,8 @@ class Comparison:
     file: Path = field(compare=False)
     run: Run = field(compare=False, repr=False)
     bare: Bare = field(compare=False, repr=False)
+    sitting: Sitting = field(compare=False, repr=False)
+    """The file as read (its header heads `warm_file`'s)."""
 
 
 def comparisons(path: Path, groups: int) -> Iterator[Comparison]:
@@ -58,7 +60,8 @@ def comparisons(path: Path, groups: int) -> Iterator[Comparison]:
         seen[machine] = seen.get(machine, 0) + 1  # its place in the machine's rounds, blocks kept or not
         if all(pairs[f][number] for f in FIGURES):
             medians = {f: statistics.median(pairs[f][number]) for f in FIGURES}
-            yield Comparison(number, machine, not warmed and seen[machine] <= groups, medians, path, run, bare)
+            first = not warmed and seen[machine] <= groups
+            yield Comparison(number, machine, first, medians, path, run, bare, sitting)
 
 
 def summary(found: list[Comparison], figure: str) -> str:
@@ -76,8 +79,9 @@ def warm_file(found: list[Comparison], out: Path) -> None:
     kept = [c for c in found if not c.bare_compiled]
     if not kept:
         raise SystemExit(f"{out}: not written: every comparison's bare loop compiled in its timed process")
-    header = reread([kept[0].file], 3.0, 3.0, pool=False)
-    sitting = replace(header, runs=[c.run for c in kept], bares=[c.bare for c in kept], continued_from=[], excluded=[])
+    sitting = replace(
+        kept[0].sitting, runs=[c.run for c in kept], bares=[c.bare for c in kept], continued_from=[], excluded=[]
+    )
     dump_sitting(sitting, out)
 
 
