@@ -1,0 +1,256 @@
+"""What one step costs the CPU in reportgen's timing process against a bare loop's: counts, not times.
+
+    python benchmarks/step_calls.py RECIPE [--variant NAME] [--steps 3] [--work DIR] [--json OUT]
+
+Fidelity sittings (`timing_fidelity.py`) read reportgen's compiled steps a few % slower than a bare loop's on lent
+H200s, with the same kernels. A slower step is more CPU work per step, or the same work slowed. This counts the work:
+Python function entries per eager and per compiled step (every thread with `sys.monitoring` on Python 3.12+, else
+the calling thread's and new `threading` threads' `sys.setprofile`), exact for given code and state whatever the host
+does, in two processes on the same Inductor cache:
+
+- reportgen's: `reportgen run RECIPE` as a user runs it, its child counting right after its own step timing
+  (`reportgen.run.measure.time_interleaved`, wrapped through a `sitecustomize` this script writes into the child's
+  `PYTHONPATH`; nothing of reportgen is changed);
+- the bare loop's: a fresh process that builds the same workload, compiles it with the recipe's options, warms up
+  and alternates the recipe's blocks as the run does, then counts the same way.
+
+Beside the counts each side reports what a count cannot see: threads, tracked GC objects, profile or trace hooks,
+and per uncounted step its CPU time and context switches (`getrusage`, noisy on a lent VM, so shown, not judged).
+Prints the totals and the functions whose counts differ (wrapper file names folded: each side's cache names them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+OUT_VARIABLE = "REPORTGEN_STEP_CALLS_OUT"
+"""Where the run's child writes its side (set only for the run this script starts)."""
+
+HOOK = f"""import os, sys
+if os.environ.get({OUT_VARIABLE!r}) and sys.orig_argv[1:3] == ["-m", "reportgen.run.child"]:
+    sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+    import step_calls
+    step_calls.wrap_run_timing()
+"""
+"""The child's `sitecustomize`: only `python -m reportgen.run.child` (not the launcher, not compile workers) counts."""
+
+WRAPPER = re.compile(r"^.*/[a-z0-9]{2}/c[a-z0-9]{50,}\.py(?=::)")
+"""A compiled module's path in an Inductor cache (`<cache>/xy/c<hash>.py`): folded, the two sides' caches differ."""
+
+Counts = dict[str, int]
+
+
+@contextmanager
+def counting() -> Iterator[collections.Counter[str]]:
+    """Count Python function entries (`file::function`) for the duration, in every thread where the interpreter
+    lets a tool see them (all on 3.12+)."""
+    calls: collections.Counter[str] = collections.Counter()
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        tool = next(
+            t for t in range(6) if monitoring.get_tool(t) is None
+        )  # a free tool id (6: the last a tool may use)
+
+        def start(code: object, offset: int) -> None:
+            calls[f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"] += 1
+
+        monitoring.use_tool_id(tool, "step_calls")
+        monitoring.register_callback(tool, monitoring.events.PY_START, start)
+        monitoring.set_events(tool, monitoring.events.PY_START)
+        try:
+            yield calls
+        finally:
+            monitoring.set_events(tool, 0)
+            monitoring.register_callback(tool, monitoring.events.PY_START, None)
+            monitoring.free_tool_id(tool)
+        return
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            code = getattr(frame, "f_code", None)
+            calls[f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"] += 1
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def folded(calls: collections.Counter[str]) -> Counts:
+    """Counts keyed by a name that means the same in both processes: site-packages paths cut, wrappers folded."""
+    out: collections.Counter[str] = collections.Counter()
+    for key, n in calls.items():
+        key = key.rsplit("site-packages/", 1)[-1]
+        out[WRAPPER.sub("<compiled module>", key)] += n
+    return dict(sorted(out.items()))
+
+
+def usage_per_step(step: Callable[[], None], steps: int) -> dict[str, float]:
+    """CPU ms and context switches per step over `steps` uncounted steps (this process; `getrusage`)."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(steps):
+        step()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "cpu_ms": (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3 / steps,
+        "voluntary_switches": (after.ru_nvcsw - before.ru_nvcsw) / steps,
+        "involuntary_switches": (after.ru_nivcsw - before.ru_nivcsw) / steps,
+    }
+
+
+class Stepper(Protocol):
+    """What is counted: `reportgen.run.workload.Workload` (or a test's stand-in)."""
+
+    def step(self, fn: Callable[..., object]) -> None: ...
+
+    def synchronize(self) -> None: ...
+
+
+def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable[..., object], steps: int) -> dict:
+    """This process's counts per step of each function, and the state beside them."""
+    step, sync = work.step, work.synchronize
+    side: dict[str, object] = {
+        "python": sys.version.split()[0],
+        "threads": sorted(t.name for t in threading.enumerate()),
+        "gc_tracked": len(gc.get_objects()),
+        "hooks": [repr(sys.getprofile()), repr(sys.gettrace())],
+        "steps": steps,
+    }
+    for name, fn in (("eager", eager), ("compiled", compiled)):
+        sync()
+        with counting() as calls:
+            for _ in range(steps):
+                step(fn)
+            sync()
+        usage = usage_per_step(lambda fn=fn: (step(fn), sync()), max(steps, 10))  # type: ignore[misc]
+        side[name] = {"calls_per_step": sum(calls.values()) / steps, "functions": folded(calls), "usage": usage}
+    return side
+
+
+def wrap_run_timing() -> None:
+    """In reportgen's child: after its step timing, count and write this side (`OUT_VARIABLE`)."""
+    from reportgen.run import measure
+
+    timed = measure.time_interleaved
+
+    def wrapped(workload, eager, compiled, samples, block_steps=1):  # type: ignore[no-untyped-def]
+        result = timed(workload, eager, compiled, samples, block_steps)
+        side = measure_side(workload, eager, compiled, int(os.environ.get("REPORTGEN_STEP_CALLS_STEPS", "3")))
+        Path(os.environ[OUT_VARIABLE]).write_text(json.dumps(side), encoding="utf-8")
+        return result
+
+    measure.time_interleaved = wrapped
+
+
+def bare_side(recipe_path: Path, variant: str | None, steps: int, out: Path) -> None:
+    """In a fresh process: the recipe's workload as a user's script builds, compiles and warms it up, the run's
+    alternating blocks, then the count."""
+    from reportgen.pipeline import variant_recipe
+    from reportgen.run.workload import build_workload, compile_model, resolve_device
+
+    recipe = variant_recipe(recipe_path, variant)
+    device = resolve_device(recipe.device)
+    recipe = recipe.for_device(device)
+    work = build_workload(recipe, str(recipe_path.parent), device)
+    compiled = compile_model(recipe, work.model)
+    for fn in (work.model, compiled):
+        for _ in range(max(recipe.profile.warmup, 1)):
+            work.step(fn)
+    for _ in range(recipe.profile.steps):
+        for fn in (work.model, compiled):
+            for _ in range(recipe.profile.block_steps):
+                work.step(fn)
+        work.synchronize()
+    out.write_text(json.dumps(measure_side(work, work.model, compiled, steps)), encoding="utf-8")
+
+
+def differences(sides: dict[str, dict], figure: str, top: int = 15) -> list[tuple[str, float, float]]:
+    """Functions whose count per step differs between reportgen's side and the bare loop's, largest first."""
+    ours, bare = (sides[s][figure]["functions"] for s in ("reportgen", "bare"))
+    steps = {s: sides[s]["steps"] for s in sides}
+    rows = [(k, ours.get(k, 0) / steps["reportgen"], bare.get(k, 0) / steps["bare"]) for k in set(ours) | set(bare)]
+    rows = [r for r in rows if r[1] != r[2]]
+    return sorted(rows, key=lambda r: (-abs(r[1] - r[2]), r[0]))[:top]
+
+
+def run_both(recipe: Path, variant: str | None, steps: int, work: Path) -> dict[str, dict]:
+    """Both sides on one Inductor cache (`work/cache`): reportgen's run first, then the bare process."""
+    hook = work / "hook"
+    hook.mkdir(parents=True, exist_ok=True)
+    (hook / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
+    env = dict(os.environ, REPORTGEN_STEP_CALLS_STEPS=str(steps))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH", "")) if p)
+    env[OUT_VARIABLE] = str(work / "reportgen.json")
+    command = [sys.executable, "-m", "reportgen", "run", str(recipe), "-o", str(work / "results")]
+    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    from reportgen.pipeline import variant_recipe
+    from reportgen.run import child_env
+
+    (cache,) = (work / "cache").iterdir()  # the run's kept cache (named after its bundle)
+    bare_env = child_env(variant_recipe(recipe, variant), cache)  # the run's environment
+    command = [sys.executable, __file__, str(recipe), "--bare-side", str(work / "bare.json"), "--steps", str(steps)]
+    subprocess.run(command + (["--variant", variant] if variant else []), env=bare_env, check=True)
+    return {name: json.loads((work / f"{name}.json").read_text(encoding="utf-8")) for name in ("reportgen", "bare")}
+
+
+def report(sides: dict[str, dict]) -> str:
+    lines = []
+    for name, side in sides.items():
+        usage = {f: side[f]["usage"] for f in ("eager", "compiled")}
+        lines.append(
+            f"{name}: Python {side['python']}; function entries per step: eager {side['eager']['calls_per_step']:g}, "
+            f"compiled {side['compiled']['calls_per_step']:g}; threads {', '.join(side['threads'])}; "
+            f"GC-tracked objects {side['gc_tracked']}; hooks {side['hooks']}"
+        )
+        lines += [
+            f"  {f} per uncounted step: CPU {u['cpu_ms']:.2f} ms, switches {u['voluntary_switches']:.1f} voluntary, "
+            f"{u['involuntary_switches']:.2f} involuntary"
+            for f, u in usage.items()
+        ]
+    for figure in ("eager", "compiled"):
+        rows = differences(sides, figure)
+        lines.append(f"{figure}: " + ("the same functions, the same number of times" if not rows else "differs:"))
+        lines += [f"  {key}: reportgen {a:g}, bare {b:g} per step" for key, a, b in rows]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("recipe", type=Path)
+    parser.add_argument("--variant")
+    parser.add_argument("--steps", type=int, default=3, help="counted steps of each (default 3)")
+    parser.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
+    parser.add_argument("--json", type=Path, help="write both sides here")
+    parser.add_argument("--bare-side", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.bare_side is not None:
+        bare_side(args.recipe.resolve(), args.variant, args.steps, args.bare_side)
+        return 0
+    with tempfile.TemporaryDirectory(prefix="step-calls-") as tmp:
+        sides = run_both(args.recipe.resolve(), args.variant, args.steps, args.work or Path(tmp))
+    if args.json is not None:
+        args.json.write_text(json.dumps(sides, indent=1), encoding="utf-8")
+    print(report(sides))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Tests of benchmarks/step_calls.py: Python function entries per step, counted in reportgen's real run child and in a
+bare process on the same cache."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import step_calls
+
+RECIPES = Path(__file__).resolve().parents[1] / "data" / "recipes"
+
+
+def _extra() -> int:
+    return 1
+
+
+class _Work:
+    """A workload whose step calls `fn` once; `fn` may call `_extra` (a planted extra function per step)."""
+
+    def step(self, fn) -> None:  # type: ignore[no-untyped-def]
+        fn()
+
+    def synchronize(self) -> None:
+        pass
+
+
+def _plain() -> None:
+    pass
+
+
+def _planted() -> None:
+    _extra()
+    _extra()
+
+
+def test_a_planted_call_shows_as_a_difference_per_step() -> None:
+    work = _Work()
+    sides = {
+        "reportgen": step_calls.measure_side(work, _plain, _planted, steps=4),
+        "bare": step_calls.measure_side(work, _plain, _plain, steps=4),
+    }
+    assert step_calls.differences(sides, "eager") == []
+    rows = step_calls.differences(sides, "compiled")
+    by_name = {key.rsplit("::", 1)[1]: (ours, bare) for key, ours, bare in rows}
+    assert by_name["_extra"] == (2.0, 0.0)  # _planted calls it twice a step, _plain never
+    assert by_name["_planted"] == (1.0, 0.0) and by_name["_plain"] == (0.0, 1.0)
+    assert "compiled: differs:" in step_calls.report(sides)
+
+
+def test_compiled_modules_fold_to_one_name_across_caches() -> None:
+    calls = {
+        "/tmp/a/inductor/77/c77tdjgrqvzhzjg7kb5myjjuksbzpccihntspagza55vr6yy4bii.py::call": 3,
+        "/root/.cache/torchinductor_root/p4/cp4jfiidbrtttmgsyj7xhbedyety5uuleujt2i3swi7jol5fmnay.py::call": 2,
+        "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py::_call_impl": 5,
+    }
+    assert step_calls.folded(step_calls.collections.Counter(calls)) == {
+        "<compiled module>::call": 5,  # the two caches' wrappers: one name
+        "torch/nn/modules/module.py::_call_impl": 5,
+    }
+
+
+def test_reportgen_child_and_bare_process_count_the_same_steps(tmp_path: Path) -> None:
+    """The real run: the hook reaches the run's child (only it), both sides count the tiny training step."""
+    sides = step_calls.run_both(RECIPES / "tiny_train.yaml", None, 3, tmp_path)
+    for figure in ("eager", "compiled"):
+        assert sides["reportgen"][figure]["calls_per_step"] > 10  # a forward and backward of a module: many calls
+        assert step_calls.differences(sides, figure) == []
+    assert "reportgen-parent-watch" in sides["reportgen"]["threads"]  # the run child's own thread: it counted
+    assert "reportgen-parent-watch" not in sides["bare"]["threads"]
