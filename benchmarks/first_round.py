@@ -1,6 +1,6 @@
 """Which fidelity comparisons had a bare loop that compiled in the process it timed, and what they read.
 
-    python benchmarks/first_round.py SITTING.json... [--groups 3] [--warm-json OUT.json]
+    python benchmarks/first_round.py SITTING.json... [--groups 3] [--warm-json OUT.json] [--by seeded]
 
 Before session 57 a sitting's warm-up was reportgen's run alone. reportgen records provenance, which gives its graphs
 another FX-graph-cache key than the bare loop's, so the bare loops of a sitting's first round (its first `--groups`
@@ -10,7 +10,9 @@ from the cache; later rounds' bare loops read theirs. Sittings made since (`timi
 
 Prints each cache's comparisons (median of reportgen / bare - 1 block by block, %: compiled, eager) split so, and
 the mean of each part with its standard error. `--warm-json OUT` writes the comparisons where neither side compiled
-in its timed process as one sittings file, for `timing_fidelity.py --report OUT`.
+in its timed process as one sittings file, for `timing_fidelity.py --report OUT`. `--by seeded` splits instead by
+whether the comparison's round had fresh `-p` processes (`--seeds`: a graph of the run measured against one), the
+question session 59's rounds raised (reportgen's compiled steps read slower in the rounds with them).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Comparison:
     """Its position among the file's comparisons."""
     machine: str
     bare_compiled: bool
+    seeded: bool
+    """Its round had fresh `-p` processes (a graph of its run was measured against one)."""
     medians: dict[str, float]
     """Per figure of `FIGURES`: the median of reportgen's block / the bare loop's block - 1, % (as `--report`)."""
     file: Path = field(compare=False)
@@ -61,7 +65,8 @@ def comparisons(path: Path, groups: int) -> Iterator[Comparison]:
         if all(pairs[f][number] for f in FIGURES):
             medians = {f: statistics.median(pairs[f][number]) for f in FIGURES}
             first = not warmed and seen[machine] <= groups
-            yield Comparison(number, machine, first, medians, path, run, bare, sitting)
+            seeded = any(g.seed_exit_code is not None or g.more_seeds for g in run.graphs)  # a -p ran, whatever it read
+            yield Comparison(number, machine, first, seeded, medians, path, run, bare, sitting)
 
 
 def summary(found: list[Comparison], figure: str) -> str:
@@ -85,25 +90,41 @@ def warm_file(found: list[Comparison], out: Path) -> None:
     dump_sitting(sitting, out)
 
 
+SPLITS = {
+    "bare-compiled": (
+        ("bare compiled:", "bare loop compiled in its timed process"),
+        ("neither:", "neither side compiled"),
+    ),
+    "seeded": (("with -p:", "rounds with fresh -p processes"), ("without:", "rounds without")),
+}
+"""`--by`: the two parts' labels (per machine, in the summary), True's first."""
+
+
+def part(comparison: Comparison, by: str) -> bool:
+    return comparison.seeded if by == "seeded" else comparison.bare_compiled
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--groups", type=int, default=3, help="comparisons a round started at once (default 3)")
     parser.add_argument("--warm-json", type=Path, help="write the comparisons where neither side compiled here")
+    parser.add_argument("--by", choices=sorted(SPLITS), default="bare-compiled", help="what splits the comparisons")
     args = parser.parse_args()
     found = [c for path in args.files for c in comparisons(path, args.groups)]
+    labels = dict(zip((True, False), SPLITS[args.by], strict=True))
     for path, machine in dict.fromkeys((c.file, c.machine) for c in found):
         mine = [c for c in found if (c.file, c.machine) == (path, machine)]
         parts = [
-            f"{label} {' '.join(f'{c.medians[FIGURES[0]]:+.1f}' for c in mine if c.bare_compiled is flag)}"
-            for label, flag in (("bare compiled:", True), ("neither:", False))
+            f"{labels[flag][0]} {' '.join(f'{c.medians[FIGURES[0]]:+.1f}' for c in mine if part(c, args.by) is flag)}"
+            for flag in (True, False)
         ]
         where = one_line(f"{machine} ({path.parent.name}/{path.name})")  # a file's tag, bound for a terminal
         print(f"{where}: compiled, {'; '.join(parts)}")
     for figure in FIGURES:
         name = figure.removesuffix("_ms")
-        for label, flag in (("bare loop compiled in its timed process", True), ("neither side compiled", False)):
-            print(f"{name}, {label}: {summary([c for c in found if c.bare_compiled is flag], figure)}")
+        for flag in (True, False):
+            print(f"{name}, {labels[flag][1]}: {summary([c for c in found if part(c, args.by) is flag], figure)}")
     if args.warm_json is not None:
         warm_file(found, args.warm_json)
         print(f"wrote {sum(not c.bare_compiled for c in found)} comparisons to {args.warm_json}")

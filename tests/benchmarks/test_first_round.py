@@ -83,3 +83,20 @@ def test_a_files_machine_tag_reaches_the_terminal_on_one_escaped_line(
     out = capsys.readouterr().out
     assert "\x1b" not in out and "evil\n" not in out
     assert out.splitlines()[0].startswith("evil") and "tag (" in out.splitlines()[0]
+
+
+def test_by_seeded_splits_the_rounds_with_a_fresh_p_from_those_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [_record(n, "a", [10.4, 10.4], [10.0, 10.0]) for n in (1, 2)]  # +4 % each, a -p in their round
+    for record, code in zip(records, (0, 1), strict=True):  # the second's -p failed: it ran all the same
+        record["run"]["graphs"] = [{"graph": 0, "seed_exit_code": code}]  # type: ignore[index]
+    records += [_record(n, "a", [10.0, 10.1], [10.0, 10.0]) for n in (3, 4)]  # +0.5 % each (median of 0 and 1 %)
+    path = _file(tmp_path / "s.json", records, {"bare_cache": {}})
+    assert [c.seeded for c in first_round.comparisons(path, groups=2)] == [True, True, False, False]
+    monkeypatch.setattr(sys, "argv", ["first_round.py", str(path), "--by", "seeded"])
+    assert first_round.main() == 0
+    out = capsys.readouterr().out
+    assert "compiled, with -p: +4.0 +4.0; without: +0.5 +0.5" in out
+    assert "compiled, rounds with fresh -p processes: n 2, mean +4.00 % (SE 0.00)" in out
+    assert "compiled, rounds without: n 2, mean +0.50 % (SE 0.00)" in out
