@@ -1,6 +1,6 @@
 """What one step costs the CPU in reportgen's timing process against a bare loop's: counts, not times.
 
-    python benchmarks/step_calls.py RECIPE [--variant NAME] [--steps 3] [--work DIR] [--json OUT]
+    python benchmarks/step_calls.py RECIPE [--variant NAME] [--steps 3] [--work DIR] [--inductor-cache DIR] [--json OUT]
 
 Fidelity sittings (`timing_fidelity.py`) read reportgen's compiled steps a few % slower than a bare loop's on lent
 H200s, with the same kernels. A slower step is more CPU work per step, or the same work slowed. This counts the work:
@@ -190,8 +190,10 @@ def differences(sides: dict[str, dict], figure: str, top: int = 15) -> list[tupl
     return sorted(rows, key=lambda r: (-abs(r[1] - r[2]), r[0]))[:top]
 
 
-def run_both(recipe: Path, variant: str | None, steps: int, work: Path) -> dict[str, dict]:
-    """Both sides on one Inductor cache (`work/cache`): reportgen's run first, then the bare process."""
+def run_both(recipe: Path, variant: str | None, steps: int, work: Path, cache: Path | None = None) -> dict[str, dict]:
+    """Both sides on one Inductor cache (`reportgen run --inductor-cache`: `cache`, default `work/cache`; a fidelity
+    sitting's carried one, say): reportgen's run first, then the bare process."""
+    cache = cache or work / "cache"
     hook = work / "hook"
     hook.mkdir(parents=True, exist_ok=True)
     (hook / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
@@ -199,13 +201,15 @@ def run_both(recipe: Path, variant: str | None, steps: int, work: Path) -> dict[
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH", "")) if p)
     env[OUT_VARIABLE] = str(work / "reportgen.json")
     command = [sys.executable, "-m", "reportgen", "run", str(recipe), "-o", str(work / "results")]
-    command += ["--inductor-cache", str(work / "cache")] + (["--variant", variant] if variant else [])
+    command += ["--inductor-cache", str(cache)] + (["--variant", variant] if variant else [])
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-    from reportgen.pipeline import variant_recipe
+    from reportgen.pipeline import select_variant, variant_recipe
+    from reportgen.recipe import load_recipe
     from reportgen.run import child_env
 
-    (cache,) = (work / "cache").iterdir()  # the run's kept cache (named after its bundle)
-    bare_env = child_env(variant_recipe(recipe, variant), cache)  # the run's environment
+    written = load_recipe(recipe)
+    name = written.bundle_name(select_variant(written, variant, recipe))  # the run's kept cache is named after it
+    bare_env = child_env(variant_recipe(recipe, variant), cache / name)  # the run's environment
     command = [sys.executable, __file__, str(recipe), "--bare-side", str(work / "bare.json"), "--steps", str(steps)]
     subprocess.run(command + (["--variant", variant] if variant else []), env=bare_env, check=True)
     return {name: json.loads((work / f"{name}.json").read_text(encoding="utf-8")) for name in ("reportgen", "bare")}
@@ -238,6 +242,7 @@ def main() -> int:
     parser.add_argument("--variant")
     parser.add_argument("--steps", type=int, default=3, help="counted steps of each (default 3)")
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
+    parser.add_argument("--inductor-cache", type=Path, help="the kept Inductor caches' folder (default WORK/cache)")
     parser.add_argument("--json", type=Path, help="write both sides here")
     parser.add_argument("--bare-side", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -245,7 +250,8 @@ def main() -> int:
         bare_side(args.recipe.resolve(), args.variant, args.steps, args.bare_side)
         return 0
     with tempfile.TemporaryDirectory(prefix="step-calls-") as tmp:
-        sides = run_both(args.recipe.resolve(), args.variant, args.steps, args.work or Path(tmp))
+        work = args.work or Path(tmp)
+        sides = run_both(args.recipe.resolve(), args.variant, args.steps, work, args.inductor_cache)
     if args.json is not None:
         args.json.write_text(json.dumps(sides, indent=1), encoding="utf-8")
     print(report(sides))
