@@ -53,6 +53,9 @@ WRAPPER = re.compile(r"^.*/[a-z0-9]{2}/c[a-z0-9]{50,}\.py(?=::)")
 
 Counts = dict[str, int]
 
+USAGE_STEPS = 50
+"""Uncounted steps of each whose CPU time is read (threads' times come in 10 ms clock ticks)."""
+
 
 @contextmanager
 def counting() -> Iterator[collections.Counter[str]]:
@@ -102,16 +105,40 @@ def folded(calls: collections.Counter[str]) -> Counts:
     return dict(sorted(out.items()))
 
 
-def usage_per_step(step: Callable[[], None], steps: int) -> dict[str, float]:
-    """CPU ms and context switches per step over `steps` uncounted steps (this process; `getrusage`)."""
-    before = resource.getrusage(resource.RUSAGE_SELF)
+def thread_cpu_s() -> dict[str, float]:
+    """CPU seconds so far of each thread of this process, by name (`/proc/self/task/*/`: Python's name for its
+    threads, else the OS's, e.g. torch's `pt_autograd_0`; same names summed; empty where there is no /proc). Clock
+    ticks: 10 ms steps, so read over many steps."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    python = {t.native_id: t.name for t in threading.enumerate()}
+    found: collections.Counter[str] = collections.Counter()
+    try:
+        tasks = list(Path("/proc/self/task").iterdir())
+    except OSError:
+        return {}
+    for task in tasks:
+        try:
+            name = python.get(int(task.name)) or (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        found[name] += (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14 and 15 of stat)
+    return dict(found)
+
+
+def usage_per_step(step: Callable[[], None], steps: int) -> dict[str, object]:
+    """CPU ms and context switches per step over `steps` uncounted steps: the process's (`getrusage`) and each
+    thread's that used any (a thread busy beside the step is CPU the step competes with)."""
+    before, threads = resource.getrusage(resource.RUSAGE_SELF), thread_cpu_s()
     for _ in range(steps):
         step()
-    after = resource.getrusage(resource.RUSAGE_SELF)
+    after, threads_after = resource.getrusage(resource.RUSAGE_SELF), thread_cpu_s()
+    per_thread = {n: (s - threads.get(n, 0.0)) * 1e3 / steps for n, s in threads_after.items()}
     return {
         "cpu_ms": (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3 / steps,
         "voluntary_switches": (after.ru_nvcsw - before.ru_nvcsw) / steps,
         "involuntary_switches": (after.ru_nivcsw - before.ru_nivcsw) / steps,
+        "thread_cpu_ms": {n: round(ms, 3) for n, ms in sorted(per_thread.items()) if ms > 0},
     }
 
 
@@ -139,7 +166,7 @@ def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable
             for _ in range(steps):
                 step(fn)
             sync()
-        usage = usage_per_step(lambda fn=fn: (step(fn), sync()), max(steps, 10))  # type: ignore[misc]
+        usage = usage_per_step(lambda fn=fn: (step(fn), sync()), max(steps, USAGE_STEPS))  # type: ignore[misc]
         side[name] = {"calls_per_step": sum(calls.values()) / steps, "functions": folded(calls), "usage": usage}
     return side
 
@@ -226,7 +253,8 @@ def report(sides: dict[str, dict]) -> str:
         )
         lines += [
             f"  {f} per uncounted step: CPU {u['cpu_ms']:.2f} ms, switches {u['voluntary_switches']:.1f} voluntary, "
-            f"{u['involuntary_switches']:.2f} involuntary"
+            f"{u['involuntary_switches']:.2f} involuntary; by thread (ms) "
+            + ", ".join(f"{t} {ms:.2f}" for t, ms in u.get("thread_cpu_ms", {}).items())
             for f, u in usage.items()
         ]
     for figure in ("eager", "compiled"):

@@ -70,3 +70,26 @@ def test_reportgen_child_and_bare_process_count_the_same_steps(tmp_path: Path) -
         assert step_calls.differences(sides, figure) == []
     assert "reportgen-parent-watch" in sides["reportgen"]["threads"]  # the run child's own thread: it counted
     assert "reportgen-parent-watch" not in sides["bare"]["threads"]
+
+
+def test_a_thread_busy_beside_the_steps_shows_under_its_name() -> None:
+    import threading
+    import time
+
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    busy = threading.Thread(target=spin, name="busy-beside")
+    busy.start()
+    try:
+        usage = step_calls.usage_per_step(lambda: time.sleep(0.005), 40)  # 0.2 s of steps that use no CPU
+    finally:
+        stop.set()
+        busy.join()
+    per_thread = usage["thread_cpu_ms"]
+    assert isinstance(per_thread, dict)
+    assert per_thread.get("busy-beside", 0.0) > 1.0  # the spinner's CPU per step (it had the GIL most of 5 ms)
+    assert per_thread.get("MainThread", 0.0) < per_thread["busy-beside"]
