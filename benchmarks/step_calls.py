@@ -158,6 +158,7 @@ def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable
         "threads": sorted(t.name for t in threading.enumerate()),
         "gc_tracked": len(gc.get_objects()),
         "hooks": [repr(sys.getprofile()), repr(sys.gettrace())],
+        "intra_op_threads": getattr(sys.modules.get("torch"), "get_num_threads", lambda: None)(),
         "steps": steps,
     }
     for name, fn in (("eager", eager), ("compiled", compiled)):
@@ -249,7 +250,8 @@ def report(sides: dict[str, dict]) -> str:
         lines.append(
             f"{name}: Python {side['python']}; function entries per step: eager {side['eager']['calls_per_step']:g}, "
             f"compiled {side['compiled']['calls_per_step']:g}; threads {', '.join(side['threads'])}; "
-            f"GC-tracked objects {side['gc_tracked']}; hooks {side['hooks']}"
+            f"GC-tracked objects {side['gc_tracked']}; hooks {side['hooks']}; "
+            f"torch's intra-op threads {side.get('intra_op_threads')}"
         )
         lines += [
             f"  {f} per uncounted step: CPU {u['cpu_ms']:.2f} ms, switches {u['voluntary_switches']:.1f} voluntary, "
