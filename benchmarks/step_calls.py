@@ -64,9 +64,7 @@ def counting() -> Iterator[collections.Counter[str]]:
     calls: collections.Counter[str] = collections.Counter()
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
-        tool = next(
-            t for t in range(6) if monitoring.get_tool(t) is None
-        )  # a free tool id (6: the last a tool may use)
+        tool = next(t for t in range(6) if monitoring.get_tool(t) is None)  # a free id (0-5: tools')
 
         def start(code: object, offset: int) -> None:
             calls[f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"] += 1
@@ -235,34 +233,41 @@ def run_both(recipe: Path, variant: str | None, steps: int, work: Path, cache: P
     from reportgen.recipe import load_recipe
     from reportgen.run import child_env
 
+    if not (work / "reportgen.json").is_file():
+        raise SystemExit(
+            f"{work / 'reportgen.json'}: reportgen's run child counted nothing (is it `-m reportgen.run.child`?)"
+        )
     written = load_recipe(recipe)
-    name = written.bundle_name(select_variant(written, variant, recipe))  # the run's kept cache is named after it
-    bare_env = child_env(variant_recipe(recipe, variant), cache / name)  # the run's environment
+    bundle = written.bundle_name(select_variant(written, variant, recipe))  # the run's kept cache is named after it
+    bare_env = child_env(variant_recipe(recipe, variant), cache / bundle)  # the run's environment
     command = [sys.executable, __file__, str(recipe), "--bare-side", str(work / "bare.json"), "--steps", str(steps)]
     subprocess.run(command + (["--variant", variant] if variant else []), env=bare_env, check=True)
     return {name: json.loads((work / f"{name}.json").read_text(encoding="utf-8")) for name in ("reportgen", "bare")}
 
 
 def report(sides: dict[str, dict]) -> str:
+    """Both sides as text, for a terminal: names from the processes (files, threads) pass `escape.one_line`."""
+    from reportgen.escape import one_line
+
     lines = []
     for name, side in sides.items():
         usage = {f: side[f]["usage"] for f in ("eager", "compiled")}
         lines.append(
             f"{name}: Python {side['python']}; function entries per step: eager {side['eager']['calls_per_step']:g}, "
-            f"compiled {side['compiled']['calls_per_step']:g}; threads {', '.join(side['threads'])}; "
+            f"compiled {side['compiled']['calls_per_step']:g}; threads {one_line(', '.join(side['threads']))}; "
             f"GC-tracked objects {side['gc_tracked']}; hooks {side['hooks']}; "
             f"torch's intra-op threads {side.get('intra_op_threads')}"
         )
         lines += [
             f"  {f} per uncounted step: CPU {u['cpu_ms']:.2f} ms, switches {u['voluntary_switches']:.1f} voluntary, "
             f"{u['involuntary_switches']:.2f} involuntary; by thread (ms) "
-            + ", ".join(f"{t} {ms:.2f}" for t, ms in u.get("thread_cpu_ms", {}).items())
+            + ", ".join(f"{one_line(t)} {ms:.2f}" for t, ms in u.get("thread_cpu_ms", {}).items())
             for f, u in usage.items()
         ]
     for figure in ("eager", "compiled"):
         rows = differences(sides, figure)
         lines.append(f"{figure}: " + ("the same functions, the same number of times" if not rows else "differs:"))
-        lines += [f"  {key}: reportgen {a:g}, bare {b:g} per step" for key, a, b in rows]
+        lines += [f"  {one_line(key)}: reportgen {a:g}, bare {b:g} per step" for key, a, b in rows]
     return "\n".join(lines)
 
 

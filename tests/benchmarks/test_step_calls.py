@@ -48,6 +48,10 @@ def test_a_planted_call_shows_as_a_difference_per_step() -> None:
     assert by_name["_extra"] == (2.0, 0.0)  # _planted calls it twice a step, _plain never
     assert by_name["_planted"] == (1.0, 0.0) and by_name["_plain"] == (0.0, 1.0)
     assert "compiled: differs:" in step_calls.report(sides)
+    sides["reportgen"]["threads"] = ["evil\n\x1b[2Jthread"]  # names from a process reach the terminal escaped
+    sides["reportgen"]["compiled"]["usage"]["thread_cpu_ms"] = {"evil\x1b[2J": 1.0}
+    text = step_calls.report(sides)
+    assert "\x1b" not in text and "evil\n" not in text
 
 
 def test_compiled_modules_fold_to_one_name_across_caches() -> None:
