@@ -101,6 +101,7 @@ SPLITS = {
 
 
 def part(comparison: Comparison, by: str) -> bool:
+    """Which part of `--by`'s split the comparison falls in (True: the first)."""
     return comparison.seeded if by == "seeded" else comparison.bare_compiled
 
 
