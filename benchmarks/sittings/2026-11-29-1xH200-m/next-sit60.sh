@@ -10,7 +10,8 @@
 # +0.81 against -0.18 %. That split was chosen after the data (seeded-resnet50.txt). This sitting tests it on the same
 # machines: each call runs one round with -p and one without, in turn, so a machine's offset cancels.
 # Calls, in order (each JOBS as written; a round needs 2 comparisons for an interval):
-#   1: JOBS="resnet50:calls resnet50:2:1 resnet50:2:0"  (step_calls.py first: counts per step, the two processes)
+#   1: JOBS="resnet50:2:1 resnet50:2:0 resnet50:calls"  (step_calls.py last, about 100 s: counts per step in the two
+#      processes; the pair of rounds first, so that a slow machine loses the count rather than a round)
 #   2: JOBS="resnet50:2:0 resnet50:2:1"
 #   3: JOBS="resnet50:2:1 resnet50:2:0"
 #   4 (if 420 s of device time are left): JOBS="resnet50:2:0 resnet50:2:1", LIMIT lowered to fit
