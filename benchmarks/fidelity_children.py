@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fidelity_records import GraphSide, Seed
 
@@ -23,6 +24,10 @@ from reportgen.formats import parse_seed_output
 from reportgen.pipeline import variant_recipe
 from reportgen.run import inductor, window
 from reportgen.run.scrub import Scrubber
+
+if TYPE_CHECKING:
+    from reportgen.recipe import Recipe
+    from reportgen.run.workload import Workload
 
 __all__: list[str] = []
 
@@ -34,43 +39,48 @@ SEED_REPS_PREFIX = "fidelity-seed-reps: "
 """A `-p` process prints its timings (JSON, ms per call) after this, for `seed_result`."""
 
 
+def warmed_workload(recipe_path: Path, variant: str | None) -> tuple[Recipe, Workload, Callable[..., object]]:
+    """The recipe's workload as a user's script has it: built, compiled with the recipe's options and nothing else,
+    then each of eager and compiled called `profile.warmup` times (at least once: the compile, from a warm cache)."""
+    from reportgen.run.workload import build_workload, compile_model, resolve_device
+
+    recipe = variant_recipe(recipe_path, variant)
+    device = resolve_device(recipe.device)
+    recipe = recipe.for_device(device)
+    work = build_workload(recipe, str(recipe_path.parent), device)
+    compiled = compile_model(recipe, work.model)
+    for fn in (work.model, compiled):
+        for _ in range(max(recipe.profile.warmup, 1)):
+            work.synchronize()
+            work.step(fn)
+            work.synchronize()
+    return recipe, work, compiled
+
+
 def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms.
 
     `warm_up_only`: stop after the warm-ups, returning the Inductor cache's counters (`cache`): the sitting's bare
     warm-up, which fills the cache entries of the bare loop's own compile (`timing_fidelity.warm_up_bare`)."""
-    import torch
-
     from reportgen.run import inductor
     from reportgen.run.diagnostics import cache_counts
     from reportgen.run.diagnostics_sources import dynamo_counters
     from reportgen.run.host import host_probe
     from reportgen.run.modules import named_kernels
-    from reportgen.run.workload import build_workload, compile_model, resolve_device
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
-    recipe = variant_recipe(recipe_path, variant)
-    device = resolve_device(recipe.device)
-    recipe = recipe.for_device(device)
-    work = build_workload(recipe, str(recipe_path.parent), device)
-    compiled = compile_model(recipe, work.model)  # the recipe's compile options, nothing else
-
-    def sync() -> None:
-        if device == "cuda":
-            torch.cuda.synchronize()
+    recipe, work, compiled = warmed_workload(recipe_path, variant)
+    device = work.device
 
     def block(fn: Callable[..., object], steps: int) -> float:
-        sync()
+        work.synchronize()
         start = time.perf_counter()
         for _ in range(steps):
             work.step(fn)
-        sync()
+        work.synchronize()
         return (time.perf_counter() - start) / steps * 1e3
 
     profile = recipe.profile
-    for fn in (work.model, compiled):  # first call (the compile, from the warm cache), then warm-up steps
-        for _ in range(max(profile.warmup, 1)):
-            block(fn, 1)
     if warm_up_only:
         return {"device": device, "cache": cache_counts(dynamo_counters() or {})}
     eager, comp, probe = [], [], []

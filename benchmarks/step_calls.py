@@ -39,6 +39,8 @@ from typing import Protocol
 
 OUT_VARIABLE = "REPORTGEN_STEP_CALLS_OUT"
 """Where the run's child writes its side (set only for the run this script starts)."""
+STEPS_VARIABLE = "REPORTGEN_STEP_CALLS_STEPS"
+"""How many steps of each the run's child counts."""
 
 HOOK = f"""import os, sys
 if os.environ.get({OUT_VARIABLE!r}) and sys.orig_argv[1:3] == ["-m", "reportgen.run.child"]:
@@ -57,6 +59,10 @@ USAGE_STEPS = 50
 """Uncounted steps of each whose CPU time is read (threads' times come in 10 ms clock ticks)."""
 
 
+def _key(code: object) -> str:
+    return f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"
+
+
 @contextmanager
 def counting() -> Iterator[collections.Counter[str]]:
     """Count Python function entries (`file::function`) for the duration, in every thread where the interpreter
@@ -67,7 +73,7 @@ def counting() -> Iterator[collections.Counter[str]]:
         tool = next(t for t in range(6) if monitoring.get_tool(t) is None)  # a free id (0-5: tools')
 
         def start(code: object, offset: int) -> None:
-            calls[f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"] += 1
+            calls[_key(code)] += 1
 
         monitoring.use_tool_id(tool, "step_calls")
         monitoring.register_callback(tool, monitoring.events.PY_START, start)
@@ -82,8 +88,7 @@ def counting() -> Iterator[collections.Counter[str]]:
 
     def profile(frame: object, event: str, arg: object) -> None:
         if event == "call":
-            code = getattr(frame, "f_code", None)
-            calls[f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"] += 1
+            calls[_key(getattr(frame, "f_code", None))] += 1
 
     sys.setprofile(profile)
     threading.setprofile(profile)
@@ -178,7 +183,7 @@ def wrap_run_timing() -> None:
 
     def wrapped(workload, eager, compiled, samples, block_steps=1):  # type: ignore[no-untyped-def]
         result = timed(workload, eager, compiled, samples, block_steps)
-        side = measure_side(workload, eager, compiled, int(os.environ.get("REPORTGEN_STEP_CALLS_STEPS", "3")))
+        side = measure_side(workload, eager, compiled, int(os.environ.get(STEPS_VARIABLE, "3")))
         Path(os.environ[OUT_VARIABLE]).write_text(json.dumps(side), encoding="utf-8")
         return result
 
@@ -186,19 +191,11 @@ def wrap_run_timing() -> None:
 
 
 def bare_side(recipe_path: Path, variant: str | None, steps: int, out: Path) -> None:
-    """In a fresh process: the recipe's workload as a user's script builds, compiles and warms it up, the run's
-    alternating blocks, then the count."""
-    from reportgen.pipeline import variant_recipe
-    from reportgen.run.workload import build_workload, compile_model, resolve_device
+    """In a fresh process: the recipe's workload as the fidelity bare loop builds, compiles and warms it up
+    (`fidelity_children.warmed_workload`), the run's alternating blocks, then the count."""
+    from fidelity_children import warmed_workload
 
-    recipe = variant_recipe(recipe_path, variant)
-    device = resolve_device(recipe.device)
-    recipe = recipe.for_device(device)
-    work = build_workload(recipe, str(recipe_path.parent), device)
-    compiled = compile_model(recipe, work.model)
-    for fn in (work.model, compiled):
-        for _ in range(max(recipe.profile.warmup, 1)):
-            work.step(fn)
+    recipe, work, compiled = warmed_workload(recipe_path, variant)
     for _ in range(recipe.profile.steps):
         for fn in (work.model, compiled):
             for _ in range(recipe.profile.block_steps):
@@ -223,7 +220,7 @@ def run_both(recipe: Path, variant: str | None, steps: int, work: Path, cache: P
     hook = work / "hook"
     hook.mkdir(parents=True, exist_ok=True)
     (hook / "sitecustomize.py").write_text(HOOK, encoding="utf-8")
-    env = dict(os.environ, REPORTGEN_STEP_CALLS_STEPS=str(steps))
+    env = dict(os.environ, **{STEPS_VARIABLE: str(steps)})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(hook), env.get("PYTHONPATH", "")) if p)
     env[OUT_VARIABLE] = str(work / "reportgen.json")
     command = [sys.executable, "-m", "reportgen", "run", str(recipe), "-o", str(work / "results")]
