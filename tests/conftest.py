@@ -150,6 +150,20 @@ def make_analysis(kernels: Sequence[tuple[str, str, float, int]]) -> Analysis:
     return Analysis(revision=ANALYSIS_REVISION, kernels=table)
 
 
+def _reportgen_variables() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name.startswith("REPORTGEN_")}
+
+
+@pytest.fixture(autouse=True)
+def _no_reportgen_variable_outlives_its_test() -> Iterator[None]:
+    """A test that leaves a `REPORTGEN_*` variable behind changes the tests after it in the same worker (a stale
+    timing-lock path once failed an unrelated test in CI): each test ends with the variables it started with."""
+    before = _reportgen_variables()
+    yield
+    after = _reportgen_variables()
+    assert after == before, f"this test left REPORTGEN_* variables changed: {before} -> {after}"
+
+
 @pytest.fixture
 def make_bundle() -> MakeBundle:
     """Factory: `make_bundle(results_dir, name, status=..., kernels=..., title=...)` -> bundle dir.

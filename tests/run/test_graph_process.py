@@ -65,7 +65,8 @@ def test_a_timer_closed_unasked_ends_its_process_and_leaves_no_folder(tmp_path: 
 def test_the_request_carries_the_timed_window_variables_of_that_moment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The timing lock is taken after the process started: the request line sets it, and drops what is unset."""
     monkeypatch.setenv(window.ROLE_VARIABLE, "stale")
-    monkeypatch.delenv(window.LOCK_VARIABLE, raising=False)
+    monkeypatch.setenv(window.LOCK_VARIABLE, "")  # recorded, so the value the request sets is undone after
+    monkeypatch.delenv(window.LOCK_VARIABLE)
     line = json.dumps({window.LOCK_VARIABLE: "/tmp/host/timing.lock", window.ROLE_VARIABLE: None})
     monkeypatch.setattr(sys, "stdin", io.StringIO(line + "\n"))
     assert graph_process._wait_for_request()
