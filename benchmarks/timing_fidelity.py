@@ -102,6 +102,7 @@ from reportgen.escape import one_line
 from reportgen.pipeline import select_variant, variant_recipe
 from reportgen.recipe import load_recipe
 from reportgen.run import child_env, window
+from reportgen.run.pause import WindowCpu
 from reportgen.run.window_host import Coordinator, Grouped, Turns
 from reportgen.run.window_policy import Window
 
@@ -344,9 +345,9 @@ def _round(plan: Plan, sitting: Sitting, warm: Run, env: dict[str, str]) -> None
     with Coordinator(Grouped(groups), settle_s=plan.settle_s, log_path=log, cpu=plan.window_cpu) as coordinator:
         started = {n: _start_group(plan, coordinator, str(n), n, warm, env, seeds, seeded) for n in numbers}
         wait_all([child for children in started.values() for child in children], plan.round_timeout_s)
-        windows = list(coordinator.granted)
+        windows, cpus = list(coordinator.granted), list(coordinator.foreign)
     for number in numbers:
-        _collect(plan, sitting, number, started[number], windows, seeds)
+        _collect(plan, sitting, number, started[number], windows, seeds, cpus)
 
 
 def _collect(
@@ -356,14 +357,17 @@ def _collect(
     started: list[Started],
     windows: list[tuple[str, str, float, float]],
     seeds: int,
+    cpus: list[WindowCpu] | None = None,
 ) -> None:
-    """Comparison `number`'s figures into the sitting (its reportgen run and bare loop, its `-p` runs)."""
+    """Comparison `number`'s figures into the sitting (its reportgen run and bare loop, its `-p` runs); `cpus`:
+    what each of `windows` let others have (the coordinator's `foreign`, in the same order)."""
     finished = {child.what: child.result() for child in started}
     code, output, wall_s = finished["reportgen"]
     if code != 0:
         raise failed(f"reportgen run (comparison {number})", code, output, started[0].log)
     suffix = Grouped.SEPARATOR + str(number)
     mine = [(r[: -len(suffix)], w, o, c) for r, w, o, c in windows if r.endswith(suffix)]
+    mine_cpus = [cpu for (r, _, _, _), cpu in zip(windows, cpus or [], strict=False) if r.endswith(suffix)]
     if plan.aa:
         other = bare_result(output)
         run = Run(
@@ -380,7 +384,7 @@ def _collect(
         )
     else:
         run = read_run(_bundle_dir(plan, plan.work / "results" / str(number)), number, wall_s)
-    run.windows, run.sitting, run.placement = _window_summary(mine), plan.tag, plan.placement
+    run.windows, run.sitting, run.placement = _window_summary(mine, mine_cpus), plan.tag, plan.placement
     code, output, bare_wall_s = finished["bare"]
     if code != 0:
         raise failed(f"bare loop (comparison {number})", code, output, started[1].log)
@@ -408,8 +412,11 @@ def _collect(
     dump_sitting(sitting, plan.json_out)
 
 
-def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, object]:
-    """How the round's windows went: count per role, the steps' order, the gap inside each -p/graph pair."""
+def _window_summary(
+    windows: list[tuple[str, str, float, float]], cpus: list[WindowCpu] | None = None
+) -> dict[str, object]:
+    """How the round's windows went: count per role, the steps' order, the gap inside each -p/graph pair, and per
+    role what its step windows let others have (`steps_cpu`; `cpus` in the order of `windows`)."""
     counts: dict[str, int] = {}
     for role_, _, _, _ in windows:
         counts[role_] = counts.get(role_, 0) + 1
@@ -426,7 +433,23 @@ def _window_summary(windows: list[tuple[str, str, float, float]]) -> dict[str, o
         (r0, w0, _, closed), (r1, w1, opened, _) = windows[i - 1], windows[i]
         if r0 != r1 and measured(w0) is not None and measured(w0) == measured(w1):
             gaps[f"{r0}: {w0} -> {r1}: {w1}"] = round(opened - closed, 3)  # (a -p of each round: a role each)
-    return {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
+    summary: dict[str, object] = {"count": counts, "steps_order": steps, "pair_gaps_s": gaps}
+    return summary | ({"steps_cpu": steps_cpu(windows, cpus)} if cpus else {})
+
+
+def steps_cpu(windows: list[tuple[str, str, float, float]], cpus: list[WindowCpu]) -> dict[str, dict[str, float]]:
+    """Per role, its step windows summed: how many, seconds open, and the CPU seconds the rest of the host used
+    meanwhile (`others_s`), of which the coordinator's paused runs' trees (`runs_s`: 0 when pausing held), and the
+    seconds stolen. A `-p` that kept running beside reportgen's steps would show here and not beside the bare loop's."""
+    out: dict[str, dict[str, float]] = {}
+    for (role_, what, _, _), cpu in zip(windows, cpus, strict=False):
+        if what != window.STEPS_WINDOW:
+            continue
+        row = out.setdefault(role_, {"windows": 0, "open_s": 0.0, "others_s": 0.0, "runs_s": 0.0, "stolen_s": 0.0})
+        row["windows"] += 1
+        for key in ("open_s", "others_s", "runs_s", "stolen_s"):
+            row[key] = round(row[key] + getattr(cpu, key), 3)
+    return out
 
 
 def _check_host_first(max_ms: float | None, seconds: float = 3.0) -> None:

@@ -291,3 +291,26 @@ def test_a_run_keeps_its_childs_stages_and_one_line_shows_them(tmp_path: Path) -
     assert timing_fidelity.stages_line({}) == "not recorded"
     old = {k: v for k, v in dataclasses.asdict(run).items() if k not in ("stages_s", "graphs")}
     assert Run(**old).stages_s == {}
+
+
+def test_each_roles_step_windows_sum_what_the_rest_of_the_host_used_meanwhile() -> None:
+    """`steps_cpu`: only step windows count, per role; a `-p` left running beside reportgen's steps shows as its
+    `runs_s` there and not beside the bare loop's."""
+    from reportgen.run.pause import WindowCpu
+    from reportgen.run.window import STEPS_WINDOW
+
+    windows = [
+        ("bare", STEPS_WINDOW, 0.0, 0.2),
+        ("reportgen", STEPS_WINDOW, 0.3, 0.5),
+        ("seed", "seed 0 timing 0", 0.6, 0.7),
+        ("reportgen", "graph 0 timing 0", 0.8, 0.9),
+        ("reportgen", STEPS_WINDOW, 1.0, 1.2),
+    ]
+    cpus = [WindowCpu(0.2, 0.01, 0.0, 0.0), WindowCpu(0.2, 0.12, 0.1, 0.01), WindowCpu(0.1, 5.0, 5.0, 1.0)]
+    cpus += [WindowCpu(0.1, 7.0, 7.0, 0.0), WindowCpu(0.2, 0.03, 0.02, 0.0)]
+    summary = timing_fidelity._window_summary(windows, cpus)
+    assert summary["steps_cpu"] == {
+        "bare": {"windows": 1, "open_s": 0.2, "others_s": 0.01, "runs_s": 0.0, "stolen_s": 0.0},
+        "reportgen": {"windows": 2, "open_s": 0.4, "others_s": 0.15, "runs_s": 0.12, "stolen_s": 0.01},
+    }
+    assert "steps_cpu" not in timing_fidelity._window_summary(windows)  # a sitting from before: as it was
