@@ -12,7 +12,10 @@ Prints each cache's comparisons (median of reportgen / bare - 1 block by block, 
 the mean of each part with its standard error. `--warm-json OUT` writes the comparisons where neither side compiled
 in its timed process as one sittings file, for `timing_fidelity.py --report OUT`. `--by seeded` splits instead by
 whether the comparison's round had fresh `-p` processes (`--seeds`: a graph of the run measured against one), the
-question session 59's rounds raised (reportgen's compiled steps read slower in the rounds with them).
+question session 59's rounds raised (reportgen's compiled steps read slower in the rounds with them). Each split
+also prints, per figure, its first part less its second within each machine that has both (session 60's registered
+reading: the mean over machines with a Student-t interval), and what the rest of the host used beside each side's
+step windows in each part.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from fidelity_records import Bare, Run, Sitting
 from fidelity_report import dump_sitting, paired_step_differences
+from fidelity_stats import t_interval
 from timing_fidelity import reread
 
 from reportgen.escape import one_line
@@ -78,6 +82,40 @@ def summary(found: list[Comparison], figure: str) -> str:
     return f"n {len(values)}, mean {statistics.mean(values):+.2f} % (SE {se:.2f})"
 
 
+def within_machines(found: list[Comparison], figure: str, by: str) -> str:
+    """Per machine with comparisons in both parts of `by`'s split, the mean of the first part less that of the second
+    (each machine's own offset cancels); their mean over machines with a Student-t 95 % interval (machines, n)."""
+    differences = []
+    for machine in dict.fromkeys(c.machine for c in found):
+        parts = [[c.medians[figure] for c in found if c.machine == machine and part(c, by) is f] for f in (True, False)]
+        if all(parts):
+            differences.append(statistics.mean(parts[0]) - statistics.mean(parts[1]))
+    if len(differences) < 2:
+        return f"machines {len(differences)}"
+    low, high = t_interval(differences).low, t_interval(differences).high
+    each = " ".join(f"{d:+.2f}" for d in differences)
+    return f"machines {len(differences)} ({each}), mean {statistics.mean(differences):+.2f} % [{low:+.2f}, {high:+.2f}]"
+
+
+def steps_cpu(found: list[Comparison]) -> str:
+    """What the rest of the host used beside each side's step windows (`timing_fidelity.steps_cpu`, kept since
+    session 60), summed over `found`: CPU ms per second of window, and of it the paused runs' trees."""
+    totals: dict[str, list[float]] = {}
+    for c in found:
+        for role, row in dict(c.run.windows.get("steps_cpu") or {}).items():  # type: ignore[call-overload]
+            total = totals.setdefault(str(role), [0.0, 0.0, 0.0])
+            for i, key in enumerate(("open_s", "others_s", "runs_s")):
+                total[i] += float(row[key])
+    return (
+        "; ".join(
+            f"{one_line(role)} {1e3 * others / open_s:.1f} ms/s (runs {1e3 * runs / open_s:.1f})"
+            for role, (open_s, others, runs) in sorted(totals.items())
+            if open_s > 0
+        )
+        or "not kept"
+    )
+
+
 def warm_file(found: list[Comparison], out: Path) -> None:
     """The comparisons where neither side compiled in its timed process, as one sittings file (the first file's
     header; `timing_fidelity.py --report` reads it)."""
@@ -126,6 +164,11 @@ def main() -> int:
         name = figure.removesuffix("_ms")
         for flag in (True, False):
             print(f"{name}, {labels[flag][1]}: {summary([c for c in found if part(c, args.by) is flag], figure)}")
+        less = f"{labels[True][1]} less {labels[False][1]}"
+        print(f"{name}, {less}, within machines: {within_machines(found, figure, args.by)}")
+    for flag in (True, False):
+        beside = steps_cpu([c for c in found if part(c, args.by) is flag])
+        print(f"beside the step windows, {labels[flag][1]}: {beside}")
     if args.warm_json is not None:
         warm_file(found, args.warm_json)
         print(f"wrote {sum(not c.bare_compiled for c in found)} comparisons to {args.warm_json}")

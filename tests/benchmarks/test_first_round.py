@@ -100,3 +100,30 @@ def test_by_seeded_splits_the_rounds_with_a_fresh_p_from_those_without(
     assert "compiled, with -p: +4.0 +4.0; without: +0.5 +0.5" in out
     assert "compiled, rounds with fresh -p processes: n 2, mean +4.00 % (SE 0.00)" in out
     assert "compiled, rounds without: n 2, mean +0.50 % (SE 0.00)" in out
+
+
+def test_within_machines_takes_each_machines_own_difference_then_their_mean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Machine a reads +4 % with -p and 0 without, b +1 and -1 (its own offset is -2): the differences are +4 and
+    +2, their mean +3 with t(1) = 12.706 times SD sqrt(2) / sqrt(2) = 12.706 either side. Machine c has one part
+    only and is left out. The step windows' CPU beside each side is summed per part."""
+    records = []
+    for n, (machine, ratio, seeded) in enumerate(
+        [("a", 1.04, True), ("a", 1.0, False), ("b", 1.01, True), ("b", 0.99, False), ("c", 1.02, True)], start=1
+    ):
+        record = _record(n, machine, [10.0 * ratio] * 2, [10.0, 10.0])
+        if seeded:
+            record["run"]["graphs"] = [{"graph": 0, "seed_exit_code": 0}]  # type: ignore[index]
+        beside = {"reportgen": 0.05 if seeded else 0.01, "bare": 0.01}  # others' CPU s in 1 s of step windows
+        cpu = {role: {"windows": 2, "open_s": 1.0, "others_s": s, "runs_s": 0.0} for role, s in beside.items()}
+        record["run"]["windows"] = {"steps_cpu": cpu}  # type: ignore[index]
+        records.append(record)
+    found = list(first_round.comparisons(_file(tmp_path / "s.json", records, {"bare_cache": {}}), groups=1))
+    assert first_round.within_machines(found, "compiled_ms", "seeded") == (
+        "machines 2 (+4.00 +2.00), mean +3.00 % [-9.71, +15.71]"
+    )
+    assert first_round.within_machines(found[:2], "compiled_ms", "seeded") == "machines 1"
+    seeded = [c for c in found if c.seeded]  # three comparisons, 3 s of each side's step windows
+    assert first_round.steps_cpu(seeded) == "bare 10.0 ms/s (runs 0.0); reportgen 50.0 ms/s (runs 0.0)"
+    assert first_round.steps_cpu([]) == "not kept"
