@@ -1,6 +1,7 @@
 """Which fidelity comparisons had a bare loop that compiled in the process it timed, and what they read.
 
     python benchmarks/first_round.py SITTING.json... [--groups 3] [--warm-json OUT.json] [--by seeded]
+        [--cluster REGEX]
 
 Before session 57 a sitting's warm-up was reportgen's run alone. reportgen records provenance, which gives its graphs
 another FX-graph-cache key than the bare loop's, so the bare loops of a sitting's first round (its first `--groups`
@@ -21,6 +22,7 @@ step windows in each part.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -56,15 +58,17 @@ class Comparison:
     """The file as read (its header heads `warm_file`'s)."""
 
 
-def comparisons(path: Path, groups: int) -> Iterator[Comparison]:
+def comparisons(path: Path, groups: int, cluster: re.Pattern[str] | None = None) -> Iterator[Comparison]:
     """The file's comparisons with block pairs; the first `groups` of each machine (with blocks or not) are its first
-    round, unless the sitting warmed the bare loop up (`warmup.bare_cache`)."""
+    round, unless the sitting warmed the bare loop up (`warmup.bare_cache`). `cluster`: the machine is its first
+    group in the file's name instead (rounds of one machine paired by file: `pair(\\d+)-`)."""
     sitting = reread([path], 3.0, 3.0, pool=False)
     warmed = "bare_cache" in sitting.warmup
     pairs = paired_step_differences(sitting)
     seen: dict[str, int] = {}
     for number, (run, bare) in enumerate(zip(sitting.runs, sitting.bares, strict=False)):
-        machine = run.sitting or path.name
+        named = cluster.search(path.name) if cluster is not None else None
+        machine = named.group(1) if named else run.sitting or path.name
         seen[machine] = seen.get(machine, 0) + 1  # its place in the machine's rounds, blocks kept or not
         if all(pairs[f][number] for f in FIGURES):
             medians = {f: statistics.median(pairs[f][number]) for f in FIGURES}
@@ -149,8 +153,11 @@ def main() -> int:
     parser.add_argument("--groups", type=int, default=3, help="comparisons a round started at once (default 3)")
     parser.add_argument("--warm-json", type=Path, help="write the comparisons where neither side compiled here")
     parser.add_argument("--by", choices=sorted(SPLITS), default="bare-compiled", help="what splits the comparisons")
+    parser.add_argument(
+        "--cluster", type=re.compile, help="the machine is this regex's first group in the file name (pair(\\d+)-)"
+    )
     args = parser.parse_args()
-    found = [c for path in args.files for c in comparisons(path, args.groups)]
+    found = [c for path in args.files for c in comparisons(path, args.groups, args.cluster)]
     labels = dict(zip((True, False), SPLITS[args.by], strict=True))
     for path, machine in dict.fromkeys((c.file, c.machine) for c in found):
         mine = [c for c in found if (c.file, c.machine) == (path, machine)]

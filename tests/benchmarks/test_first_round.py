@@ -127,3 +127,23 @@ def test_within_machines_takes_each_machines_own_difference_then_their_mean(
     seeded = [c for c in found if c.seeded]  # three comparisons, 3 s of each side's step windows
     assert first_round.steps_cpu(seeded) == "bare 10.0 ms/s (runs 0.0); reportgen 50.0 ms/s (runs 0.0)"
     assert first_round.steps_cpu([]) == "not kept"
+
+
+def test_cluster_pairs_rounds_of_one_machine_by_their_files_names(tmp_path: Path) -> None:
+    """One machine's rounds in turn, with -p and without: `--cluster 'pair(\\d+)-'` makes each pair of files a
+    machine of its own, so the within-machine difference is taken pair by pair."""
+    import re
+
+    files = []
+    for pair, (with_p, without) in enumerate([(1.03, 1.0), (1.0, 0.99)], start=1):
+        for seeds, ratio in ((1, with_p), (0, without)):
+            record = _record(1, "boot-same", [10.0 * ratio] * 2, [10.0, 10.0])
+            if seeds:
+                record["run"]["graphs"] = [{"graph": 0, "seed_exit_code": 0}]  # type: ignore[index]
+            files.append(_file(tmp_path / f"pair{pair}-seeds{seeds}.json", [record], {"bare_cache": {}}))
+    found = [c for f in files for c in first_round.comparisons(f, 2, re.compile(r"pair(\d+)-"))]
+    assert [c.machine for c in found] == ["1", "1", "2", "2"]
+    assert first_round.within_machines(found, "compiled_ms", "seeded").startswith(
+        "machines 2 (+3.00 +1.00), mean +2.00"
+    )
+    assert {c.machine for f in files for c in first_round.comparisons(f, 2)} == {"boot-same"}
