@@ -4,10 +4,10 @@
 # (a warm cache after the first), each round 2 comparisons:
 #   PYTHONPATH=$PWD PAIRS=8 bash benchmarks/sittings/2026-11-29-cpu-p/cpu-seeded.sh OUT_DIR
 # Reading, fixed before the rounds: per pair of adjacent rounds (one with -p, one without), the with-less-without
-# difference of compiled's mean comparison median (first_round.py's figure), then their mean with a Student-t
-# interval (first_round.py --by seeded --groups 2 --cluster "pair(\d+)-" OUT_DIR/*.json). Above 0: a CPU-side mechanism that the CPU shows too, to look for here; holding
-# 0 leaves the GPU (its contexts, its queued work) and session 61's sitting. steps_cpu says whether the paused -p
-# trees used CPU beside reportgen's step windows.
+# difference of compiled's mean comparison median, then their mean with a Student-t interval:
+#   first_round.py --by seeded --groups 2 --cluster "pair(\d+)-" OUT_DIR/*.json
+# Above 0: a CPU-side mechanism the CPU shows too, to look for here; holding 0 leaves the GPU (its contexts, its queued
+# work) to session 61's sitting. steps_cpu says whether the paused -p trees used CPU beside reportgen's step windows.
 set -u
 OUT=${1:?OUT_DIR}; PAIRS=${PAIRS:-8}; W=${WORK:-/tmp/fid-cpu-p}; mkdir -p "$OUT" "$W"
 PY=${PY:-python}
