@@ -102,18 +102,20 @@ def within_machines(found: list[Comparison], figure: str, by: str) -> str:
 
 
 def steps_cpu(found: list[Comparison]) -> str:
-    """What the rest of the host used beside each side's step windows (`timing_fidelity.steps_cpu`, kept since
-    session 60), summed over `found`: CPU ms per second of window, and of it the paused runs' trees."""
+    """What each side's step windows let the host use (`timing_fidelity.steps_cpu`, kept since session 60), summed
+    over `found`, CPU ms per second of window: the others and of them the paused runs' trees, the holder's own
+    process (1000: its timed thread alone) and the rest of its line (launcher, workers)."""
     totals: dict[str, list[float]] = {}
     for c in found:
         for role, row in dict(c.run.windows.get("steps_cpu") or {}).items():  # type: ignore[call-overload]
-            total = totals.setdefault(str(role), [0.0, 0.0, 0.0])
-            for i, key in enumerate(("open_s", "others_s", "runs_s")):
-                total[i] += float(row[key])
+            total = totals.setdefault(str(role), [0.0] * 5)
+            for i, key in enumerate(("open_s", "others_s", "runs_s", "holder_s", "line_s")):
+                total[i] += float(row.get(key, 0.0))  # holder_s, line_s: kept since session 60's second change
     return (
         "; ".join(
-            f"{one_line(role)} {1e3 * others / open_s:.1f} ms/s (runs {1e3 * runs / open_s:.1f})"
-            for role, (open_s, others, runs) in sorted(totals.items())
+            f"{one_line(role)} others {1e3 * others / open_s:.1f} ms/s (runs {1e3 * runs / open_s:.1f}), "
+            f"own {1e3 * holder / open_s:.0f} ms/s, line {1e3 * line / open_s:.1f} ms/s"
+            for role, (open_s, others, runs, holder, line) in sorted(totals.items())
             if open_s > 0
         )
         or "not kept"

@@ -437,17 +437,23 @@ def _window_summary(
     return summary | ({"steps_cpu": steps_cpu(windows, cpus)} if cpus else {})
 
 
+STEPS_CPU = ("open_s", "others_s", "runs_s", "stolen_s", "holder_s", "line_s")
+"""The `WindowCpu` fields `steps_cpu` sums."""
+
+
 def steps_cpu(windows: list[tuple[str, str, float, float]], cpus: list[WindowCpu]) -> dict[str, dict[str, float]]:
     """Per role, its step windows summed: how many, seconds open, and the CPU seconds the rest of the host used
-    meanwhile (`others_s`), of which the coordinator's paused runs' trees (`runs_s`: 0 when pausing held), and the
-    seconds stolen. A `-p` that kept running beside reportgen's steps would show here and not beside the bare loop's."""
+    meanwhile (`others_s`), of which the coordinator's paused runs' trees (`runs_s`: 0 when pausing held), the
+    seconds stolen, the holder's own process (`holder_s`, all threads) and the rest of its line (`line_s`: its
+    launcher, compile workers, graph process). A `-p` that kept running beside reportgen's steps would show in
+    `runs_s`, a worker of reportgen's own in `line_s`, a thread beside its timed one as `holder_s` over `open_s`."""
     out: dict[str, dict[str, float]] = {}
     for (role_, what, _, _), cpu in zip(windows, cpus, strict=False):
         if what != window.STEPS_WINDOW:
             continue
-        row = out.setdefault(role_, {"windows": 0, "open_s": 0.0, "others_s": 0.0, "runs_s": 0.0, "stolen_s": 0.0})
+        row = out.setdefault(role_, {"windows": 0} | dict.fromkeys(STEPS_CPU, 0.0))
         row["windows"] += 1
-        for key in ("open_s", "others_s", "runs_s", "stolen_s"):
+        for key in STEPS_CPU:
             row[key] = round(row[key] + getattr(cpu, key), 3)
     return out
 

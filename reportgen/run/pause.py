@@ -87,24 +87,36 @@ class WindowCpu:
     """Of which the coordinator's other runs (their whole trees): 0 when pausing them worked."""
     stolen_s: float
     """Seconds the hypervisor stole from the host's CPUs."""
+    holder_s: float = 0.0
+    """The holder's own process, all its threads: above `open_s` when a thread beside the timed one worked."""
+    line_s: float = 0.0
+    """The rest of the holder's line, which is never paused: its launcher above it, its compile workers and
+    helper processes below it (the coordinator's own line aside)."""
 
 
 @dataclass(frozen=True)
 class CpuSample:
-    """CPU seconds at one moment: all CPUs busy, stolen by the hypervisor, used by a set of processes (`own`) and
-    by another (`runs`)."""
+    """CPU seconds at one moment: all CPUs busy, stolen by the hypervisor, used by a set of processes (`own`), by
+    another (`runs`), by the holder's process (`holder`) and the rest of its line (`line`)."""
 
     host_busy_s: float
     steal_s: float
     own_s: float
     runs_s: float = 0.0
+    holder_s: float = 0.0
+    line_s: float = 0.0
 
     def since(self, earlier: CpuSample, open_s: float) -> WindowCpu:
         """The window between `earlier` and this sample (never negative: a process of the set that ends takes its
         time away with it)."""
         others = (self.host_busy_s - earlier.host_busy_s) - (self.own_s - earlier.own_s)
         return WindowCpu(
-            open_s, max(0.0, others), max(0.0, self.runs_s - earlier.runs_s), max(0.0, self.steal_s - earlier.steal_s)
+            open_s,
+            max(0.0, others),
+            max(0.0, self.runs_s - earlier.runs_s),
+            max(0.0, self.steal_s - earlier.steal_s),
+            max(0.0, self.holder_s - earlier.holder_s),
+            max(0.0, self.line_s - earlier.line_s),
         )
 
 
@@ -121,10 +133,16 @@ def _proc_ticks(pid: int, with_children: bool) -> int:
     return sum(int(x) for x in fields[11 : 15 if with_children else 13])
 
 
-def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = (), runs: Iterable[int] = ()) -> CpuSample:
+def cpu_sample(
+    own: Iterable[int],
+    own_with_children: Iterable[int] = (),
+    runs: Iterable[int] = (),
+    holder: Iterable[int] = (),
+    line: Iterable[int] = (),
+) -> CpuSample:
     """The host's busy and stolen CPU time (/proc/stat's first line), that of `own` (threads included) plus the
-    reaped children of `own_with_children` (a child that ends moves its time there), and that of `runs`. Zeros
-    without /proc."""
+    reaped children of `own_with_children` (a child that ends moves its time there), and that of `runs`, `holder`
+    and `line` (each without its reaped children). Zeros without /proc."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = [int(x) for x in f.readline().split()[1:9]]
@@ -135,9 +153,11 @@ def cpu_sample(own: Iterable[int], own_with_children: Iterable[int] = (), runs: 
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
     ticks = sum(_proc_ticks(pid, False) for pid in set(own) - set(own_with_children))
     ticks += sum(_proc_ticks(pid, True) for pid in set(own_with_children))
-    of_runs = sum(_proc_ticks(pid, False) for pid in set(runs))
+    of_runs, of_holder, of_line = (sum(_proc_ticks(pid, False) for pid in set(pids)) for pids in (runs, holder, line))
     busy = user + nice + system + irq + softirq
-    return CpuSample(busy * _TICK_S, steal * _TICK_S, ticks * _TICK_S, of_runs * _TICK_S)
+    return CpuSample(
+        busy * _TICK_S, steal * _TICK_S, ticks * _TICK_S, of_runs * _TICK_S, of_holder * _TICK_S, of_line * _TICK_S
+    )
 
 
 # --- stopping and resuming -----------------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ class Coordinator:
         self.foreign: list[WindowCpu] = []
         """Per closed window of `granted`, in order: what it let others have, from "go" (after the settle) to its
         close: whether it had the host to itself."""
-        self._own: tuple[set[int], set[int], set[int]] = (set(), set(), set())
+        self._own: tuple[set[int], ...] = (set(), set(), set(), set(), set())
         self._at_go, self._go_at = CpuSample(0.0, 0.0, 0.0), 0.0
         """The CPU counts and the moment of the holder's "go" (its leave or death is served by the same thread, so
         a window never closes before them)."""
@@ -234,7 +234,8 @@ class Coordinator:
             keep = ancestors(request.pid, table) | below | ancestors(os.getpid(), table)
             names, gpus = self._stop_others(request, peer.gpu, table, keep)
             runs = descendants({p.pid for p in self._peers.values() if p.pid} | set(self._roots), table) - keep
-            self._own = (keep, below, runs)
+            line = keep - {request.pid} - ancestors(os.getpid(), table)  # its launcher, its workers and helpers
+            self._own = (keep, below, runs, {request.pid}, line)
             shared = any(_may_share(peer.gpu, gpu) for gpu in gpus)  # the holder drains its GPU (the pause rule)
             opened = time.monotonic()
             self.granted.append((request.role, what, opened, opened))
@@ -263,14 +264,18 @@ class Coordinator:
         assert self._holder is not None
         role, what, opened, _ = self.granted[-1]
         closed = time.monotonic()
-        cpu = cpu_sample(*self._own).since(self._at_go, round(closed - max(self._go_at, opened), 6))
+        keep, below, runs, holder, line = self._own
+        born = descendants([self._holder.pid], process_parents()) - below  # started in the window: 0 s at "go"
+        now = cpu_sample(keep | born, below | born, runs, holder, line | born)
+        cpu = now.since(self._at_go, round(closed - max(self._go_at, opened), 6))
         self.granted[-1] = (role, what, opened, closed)
         self.foreign.append(cpu)
         names = self._paused_names
         self._resume()
         self._log(
             f"left #{self._holder.connection} {role}: {what} ({closed - opened:.3f} s; others' cpu {cpu.others_s:.2f} "
-            f"s, of runs {cpu.runs_s:.2f} s, stolen {cpu.stolen_s:.2f} s)"
+            f"s, of runs {cpu.runs_s:.2f} s, stolen {cpu.stolen_s:.2f} s; its own {cpu.holder_s:.2f} s, its line's "
+            f"{cpu.line_s:.2f} s)"
         )
         self._holder = None
         return {name: round(closed - opened, 6) for name in sorted(names)}

@@ -117,6 +117,7 @@ def test_within_machines_takes_each_machines_own_difference_then_their_mean(
             record["run"]["graphs"] = [{"graph": 0, "seed_exit_code": 0}]  # type: ignore[index]
         beside = {"reportgen": 0.05 if seeded else 0.01, "bare": 0.01}  # others' CPU s in 1 s of step windows
         cpu = {role: {"windows": 2, "open_s": 1.0, "others_s": s, "runs_s": 0.0} for role, s in beside.items()}
+        cpu["reportgen"] |= {"holder_s": 1.01, "line_s": 0.02}  # the bare loop's file is as one from before them
         record["run"]["windows"] = {"steps_cpu": cpu}  # type: ignore[index]
         records.append(record)
     found = list(first_round.comparisons(_file(tmp_path / "s.json", records, {"bare_cache": {}}), groups=1))
@@ -125,7 +126,10 @@ def test_within_machines_takes_each_machines_own_difference_then_their_mean(
     )
     assert first_round.within_machines(found[:2], "compiled_ms", "seeded") == "machines 1"
     seeded = [c for c in found if c.seeded]  # three comparisons, 3 s of each side's step windows
-    assert first_round.steps_cpu(seeded) == "bare 10.0 ms/s (runs 0.0); reportgen 50.0 ms/s (runs 0.0)"
+    assert first_round.steps_cpu(seeded) == (
+        "bare others 10.0 ms/s (runs 0.0), own 0 ms/s, line 0.0 ms/s; "
+        "reportgen others 50.0 ms/s (runs 0.0), own 1010 ms/s, line 20.0 ms/s"
+    )
     assert first_round.steps_cpu([]) == "not kept"
 
 

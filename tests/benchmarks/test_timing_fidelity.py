@@ -306,11 +306,11 @@ def test_each_roles_step_windows_sum_what_the_rest_of_the_host_used_meanwhile() 
         ("reportgen", "graph 0 timing 0", 0.8, 0.9),
         ("reportgen", STEPS_WINDOW, 1.0, 1.2),
     ]
-    cpus = [WindowCpu(0.2, 0.01, 0.0, 0.0), WindowCpu(0.2, 0.12, 0.1, 0.01), WindowCpu(0.1, 5.0, 5.0, 1.0)]
-    cpus += [WindowCpu(0.1, 7.0, 7.0, 0.0), WindowCpu(0.2, 0.03, 0.02, 0.0)]
+    cpus = [WindowCpu(0.2, 0.01, 0.0, 0.0, 0.2, 0.0), WindowCpu(0.2, 0.12, 0.1, 0.01, 0.21, 0.05)]
+    cpus += [WindowCpu(0.1, 5.0, 5.0, 1.0, 9.0, 9.0), WindowCpu(0.1, 7.0, 7.0, 0.0, 9.0, 9.0)]
+    cpus += [WindowCpu(0.2, 0.03, 0.02, 0.0, 0.25, 0.1)]
     summary = timing_fidelity._window_summary(windows, cpus)
-    assert summary["steps_cpu"] == {
-        "bare": {"windows": 1, "open_s": 0.2, "others_s": 0.01, "runs_s": 0.0, "stolen_s": 0.0},
-        "reportgen": {"windows": 2, "open_s": 0.4, "others_s": 0.15, "runs_s": 0.12, "stolen_s": 0.01},
-    }
+    bare = {"windows": 1, "open_s": 0.2, "others_s": 0.01, "runs_s": 0.0, "stolen_s": 0.0, "holder_s": 0.2}
+    mine = {"windows": 2, "open_s": 0.4, "others_s": 0.15, "runs_s": 0.12, "stolen_s": 0.01, "holder_s": 0.46}
+    assert summary["steps_cpu"] == {"bare": bare | {"line_s": 0.0}, "reportgen": mine | {"line_s": 0.15}}
     assert "steps_cpu" not in timing_fidelity._window_summary(windows)  # a sitting from before: as it was

@@ -75,11 +75,44 @@ def test_a_run_left_going_is_counted_as_a_runs_and_an_unknown_process_as_the_hos
     assert unknown.others_s >= 0.1
 
 
+BUSY_HOLDER = textwrap.dedent(
+    """
+    import subprocess, sys, threading, time
+    from reportgen.run import window
+    window.connect()
+    spin = "import time\\nuntil = time.process_time() + 0.6\\nwhile time.process_time() < until: pass"
+    worker = subprocess.Popen([sys.executable, "-c", "import time\\ntime.sleep(0.3)\\n" + spin])  # busy in the window
+    with window.timed_window("steps"):
+        born = subprocess.Popen([sys.executable, "-c", spin])  # one more, started in the window
+        busy = threading.Thread(target=lambda: exec(spin))  # a thread beside the timed one
+        busy.start()
+        time.sleep(3.0)  # time for all three to finish on 2 CPUs beside the suite's other worker
+        busy.join()
+    assert (worker.wait(), born.wait()) == (0, 0)  # reaped after the window: until then, counted as the line's
+    """
+)
+
+
+@needs_proc
+def test_a_holders_own_threads_and_its_line_are_counted_apart_from_the_others() -> None:
+    """What the holder's side did beside its timed thread: a busy thread shows in `holder_s`, a busy child (a compile
+    worker, the graph process; one started before the window, one in it) in `line_s`. The host's others are not
+    asserted: the suite's other worker shares this host."""
+    with Coordinator(settle_s=0.0) as coordinator:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **{window.SOCKET_VARIABLE: coordinator.path})
+        subprocess.run([sys.executable, "-c", BUSY_HOLDER], env=env, check=True, timeout=60)
+    [cpu] = coordinator.foreign
+    assert cpu.holder_s >= 0.5  # its busy thread's 0.6 s (the timed thread slept)
+    assert cpu.line_s >= 1.0  # the two workers' 1.2 s (10 ms ticks, and a start of each inside)
+
+
 def test_a_window_s_counts_never_go_negative() -> None:
     """A process of the set that ends inside the window takes its time away from `own`: clamped, not negative."""
     go = CpuSample(10.0, 1.0, 5.0, 2.0)
     assert CpuSample(10.5, 1.0, 6.0, 1.5).since(go, 0.3) == WindowCpu(0.3, 0.0, 0.0, 0.0)
     assert CpuSample(12.0, 1.5, 5.5, 2.5).since(go, 0.3) == WindowCpu(0.3, 1.5, 0.5, 0.5)
+    line = CpuSample(10.0, 1.0, 5.0, 2.0, holder_s=1.0, line_s=3.0)
+    assert CpuSample(10.0, 1.0, 5.0, 2.0, 1.25, 2.0).since(line, 0.3) == WindowCpu(0.3, 0.0, 0.0, 0.0, 0.25, 0.0)
 
 
 @needs_proc
