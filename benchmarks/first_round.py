@@ -15,8 +15,9 @@ in its timed process as one sittings file, for `timing_fidelity.py --report OUT`
 whether the comparison's round had fresh `-p` processes (`--seeds`: a graph of the run measured against one), the
 question session 59's rounds raised (reportgen's compiled steps read slower in the rounds with them). Each split
 also prints, per figure, its first part less its second within each machine that has both (session 60's registered
-reading: the mean over machines with a Student-t interval), and what the rest of the host used beside each side's
-step windows in each part.
+reading: the mean over machines with a Student-t interval), and what each side's step windows let the host do in
+each part (`timing_fidelity.steps_cpu`). `--cluster REGEX` takes a comparison's machine from its file's name instead
+(REGEX's first group): one machine's rounds in turn, paired file by file (`sittings/2026-11-29-cpu-p/cpu-seeded.sh`).
 """
 
 from __future__ import annotations
