@@ -102,7 +102,7 @@ def within_machines(found: list[Comparison], figure: str, by: str) -> str:
     return f"machines {len(differences)} ({each}), mean {statistics.mean(differences):+.2f} % [{low:+.2f}, {high:+.2f}]"
 
 
-def steps_cpu(found: list[Comparison]) -> str:
+def beside_steps(found: list[Comparison]) -> str:
     """What each side's step windows let the host use (`timing_fidelity.steps_cpu`, kept since session 60), summed
     over `found`, CPU ms per second of window: the others and of them the paused runs' trees, the holder's own
     process (1000: its timed thread alone) and the rest of its line (launcher, workers)."""
@@ -177,7 +177,7 @@ def main() -> int:
         less = f"{labels[True][1]} less {labels[False][1]}"
         print(f"{name}, {less}, within machines: {within_machines(found, figure, args.by)}")
     for flag in (True, False):
-        beside = steps_cpu([c for c in found if part(c, args.by) is flag])
+        beside = beside_steps([c for c in found if part(c, args.by) is flag])
         print(f"beside the step windows, {labels[flag][1]}: {beside}")
     if args.warm_json is not None:
         warm_file(found, args.warm_json)

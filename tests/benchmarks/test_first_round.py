@@ -126,11 +126,11 @@ def test_within_machines_takes_each_machines_own_difference_then_their_mean(
     )
     assert first_round.within_machines(found[:2], "compiled_ms", "seeded") == "machines 1"
     seeded = [c for c in found if c.seeded]  # three comparisons, 3 s of each side's step windows
-    assert first_round.steps_cpu(seeded) == (
+    assert first_round.beside_steps(seeded) == (
         "bare others 10.0 ms/s (runs 0.0), own 0 ms/s, line 0.0 ms/s; "
         "reportgen others 50.0 ms/s (runs 0.0), own 1010 ms/s, line 20.0 ms/s"
     )
-    assert first_round.steps_cpu([]) == "not kept"
+    assert first_round.beside_steps([]) == "not kept"
 
 
 def test_cluster_pairs_rounds_of_one_machine_by_their_files_names(tmp_path: Path) -> None:
