@@ -32,7 +32,7 @@ from pathlib import Path
 from fidelity_records import Bare, Run, Sitting
 from fidelity_report import dump_sitting, paired_step_differences
 from fidelity_stats import t_interval
-from timing_fidelity import reread
+from timing_fidelity import STEPS_CPU, reread
 
 from reportgen.escape import one_line
 
@@ -97,7 +97,8 @@ def within_machines(found: list[Comparison], figure: str, by: str) -> str:
             differences.append(statistics.mean(parts[0]) - statistics.mean(parts[1]))
     if len(differences) < 2:
         return f"machines {len(differences)}"
-    low, high = t_interval(differences).low, t_interval(differences).high
+    interval = t_interval(differences)
+    low, high = interval.low, interval.high
     each = " ".join(f"{d:+.2f}" for d in differences)
     return f"machines {len(differences)} ({each}), mean {statistics.mean(differences):+.2f} % [{low:+.2f}, {high:+.2f}]"
 
@@ -106,18 +107,18 @@ def beside_steps(found: list[Comparison]) -> str:
     """What each side's step windows let the host use (`timing_fidelity.steps_cpu`, kept since session 60), summed
     over `found`, CPU ms per second of window: the others and of them the paused runs' trees, the holder's own
     process (1000: its timed thread alone) and the rest of its line (launcher, workers)."""
-    totals: dict[str, list[float]] = {}
+    totals: dict[str, dict[str, float]] = {}
     for c in found:
         for role, row in dict(c.run.windows.get("steps_cpu") or {}).items():  # type: ignore[call-overload]
-            total = totals.setdefault(str(role), [0.0] * 5)
-            for i, key in enumerate(("open_s", "others_s", "runs_s", "holder_s", "line_s")):
-                total[i] += float(row.get(key, 0.0))  # holder_s, line_s: kept since session 60's second change
+            total = totals.setdefault(str(role), dict.fromkeys(STEPS_CPU, 0.0))
+            for key in STEPS_CPU:
+                total[key] += float(row.get(key, 0.0))  # holder_s, line_s: kept since session 60's second change
+    per_s = {role: {key: 1e3 * v / t["open_s"] for key, v in t.items()} for role, t in totals.items() if t["open_s"]}
     return (
         "; ".join(
-            f"{one_line(role)} others {1e3 * others / open_s:.1f} ms/s (runs {1e3 * runs / open_s:.1f}), "
-            f"own {1e3 * holder / open_s:.0f} ms/s, line {1e3 * line / open_s:.1f} ms/s"
-            for role, (open_s, others, runs, holder, line) in sorted(totals.items())
-            if open_s > 0
+            f"{one_line(role)} others {ms['others_s']:.1f} ms/s (runs {ms['runs_s']:.1f}), "
+            f"own {ms['holder_s']:.0f} ms/s, line {ms['line_s']:.1f} ms/s"
+            for role, ms in sorted(per_s.items())
         )
         or "not kept"
     )

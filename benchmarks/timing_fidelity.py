@@ -357,7 +357,7 @@ def _collect(
     started: list[Started],
     windows: list[tuple[str, str, float, float]],
     seeds: int,
-    cpus: list[WindowCpu] | None = None,
+    cpus: list[WindowCpu],
 ) -> None:
     """Comparison `number`'s figures into the sitting (its reportgen run and bare loop, its `-p` runs); `cpus`:
     what each of `windows` let others have (the coordinator's `foreign`, in the same order)."""
@@ -367,7 +367,7 @@ def _collect(
         raise failed(f"reportgen run (comparison {number})", code, output, started[0].log)
     suffix = Grouped.SEPARATOR + str(number)
     mine = [(r[: -len(suffix)], w, o, c) for r, w, o, c in windows if r.endswith(suffix)]
-    mine_cpus = [cpu for (r, _, _, _), cpu in zip(windows, cpus or [], strict=False) if r.endswith(suffix)]
+    mine_cpus = [cpu for (r, _, _, _), cpu in zip(windows, cpus, strict=False) if r.endswith(suffix)]
     if plan.aa:
         other = bare_result(output)
         run = Run(

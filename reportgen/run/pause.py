@@ -120,17 +120,17 @@ class CpuSample:
         )
 
 
-def _proc_ticks(pid: int, with_children: bool) -> int:
-    """utime + stime of `pid` (+ cutime + cstime: its reaped children's); 0 once it is gone."""
+def _proc_ticks(pid: int) -> tuple[int, int]:
+    """utime + stime of `pid`, and cutime + cstime (its reaped children's); zeros once it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
-        return 0
+        return 0, 0
     fields = stat[stat.rfind(b")") + 2 :].split()
     if len(fields) < 15:
-        return 0
-    return sum(int(x) for x in fields[11 : 15 if with_children else 13])
+        return 0, 0
+    return int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
 def cpu_sample(
@@ -151,9 +151,10 @@ def cpu_sample(
     if len(fields) < 8:
         return CpuSample(0.0, 0.0, 0.0)
     user, nice, system, _idle, _iowait, irq, softirq, steal = fields
-    ticks = sum(_proc_ticks(pid, False) for pid in set(own) - set(own_with_children))
-    ticks += sum(_proc_ticks(pid, True) for pid in set(own_with_children))
-    of_runs, of_holder, of_line = (sum(_proc_ticks(pid, False) for pid in set(pids)) for pids in (runs, holder, line))
+    sets = [set(pids) for pids in (own, own_with_children, runs, holder, line)]
+    read = {pid: _proc_ticks(pid) for pid in set().union(*sets)}  # each process's /proc entry once
+    ticks = sum(read[pid][0] for pid in sets[0] | sets[1]) + sum(read[pid][1] for pid in sets[1])
+    of_runs, of_holder, of_line = (sum(read[pid][0] for pid in pids) for pids in sets[2:])
     busy = user + nice + system + irq + softirq
     return CpuSample(
         busy * _TICK_S, steal * _TICK_S, ticks * _TICK_S, of_runs * _TICK_S, of_holder * _TICK_S, of_line * _TICK_S
