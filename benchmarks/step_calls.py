@@ -5,8 +5,9 @@
 Fidelity sittings (`timing_fidelity.py`) read reportgen's compiled steps a few % slower than a bare loop's on lent
 H200s, with the same kernels. A slower step is more CPU work per step, or the same work slowed. This counts the work:
 Python function entries per eager and per compiled step (every thread with `sys.monitoring` on Python 3.12+, else
-the calling thread's and new `threading` threads' `sys.setprofile`), exact for given code and state whatever the host
-does, in two processes on the same Inductor cache:
+the calling thread's and new `threading` threads' `sys.setprofile`) and the calls Python code makes into C (builtins,
+torch's and Triton's C functions), exact for given code and state whatever the host does, in two processes on the
+same Inductor cache:
 
 - reportgen's: `reportgen run RECIPE` as a user runs it, its child counting right after its own step timing
   (`reportgen.run.measure.time_interleaved`, wrapped through a `sitecustomize` this script writes into the child's
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,14 +61,30 @@ USAGE_STEPS = 50
 """Uncounted steps of each whose CPU time is read (threads' times come in 10 ms clock ticks)."""
 
 
+PYTHON_CALLEES = (types.FunctionType, types.MethodType)
+"""Callees whose entry `PY_START` counts; every other call from Python code (a builtin, a C extension's function,
+a type) counts as a C call."""
+C_CALL = "<C>::"
+"""The prefix of a C call's key (`<C>::module.qualname`): `sys.monitoring`'s CALL event on 3.12+ (every callee but a
+Python function), `sys.setprofile`'s `c_call` before (builtin functions and methods)."""
+
+
 def _key(code: object) -> str:
     return f"{getattr(code, 'co_filename', '?')}::{getattr(code, 'co_name', '?')}"
 
 
+def _c_key(callee: object) -> str:
+    """A C callee's key: its module and qualified name (a bound builtin method: its type's), else its type's."""
+    named = callee if hasattr(callee, "__qualname__") else type(callee)
+    owner = getattr(callee, "__self__", None)
+    module = getattr(named, "__module__", None) or getattr(type(owner), "__module__", None) or "?"
+    return f"{C_CALL}{module}.{getattr(named, '__qualname__', '?')}"
+
+
 @contextmanager
 def counting() -> Iterator[collections.Counter[str]]:
-    """Count Python function entries (`file::function`) for the duration, in every thread where the interpreter
-    lets a tool see them (all on 3.12+)."""
+    """Count Python function entries (`file::function`) and calls from Python into C (`<C>::module.qualname`) for
+    the duration, in every thread where the interpreter lets a tool see them (all on 3.12+)."""
     calls: collections.Counter[str] = collections.Counter()
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
@@ -75,20 +93,29 @@ def counting() -> Iterator[collections.Counter[str]]:
         def start(code: object, offset: int) -> None:
             calls[_key(code)] += 1
 
+        def call(code: object, offset: int, callee: object, arg0: object) -> None:
+            if not isinstance(callee, PYTHON_CALLEES):  # those count at their PY_START
+                calls[_c_key(callee)] += 1
+
+        events = monitoring.events
         monitoring.use_tool_id(tool, "step_calls")
-        monitoring.register_callback(tool, monitoring.events.PY_START, start)
-        monitoring.set_events(tool, monitoring.events.PY_START)
+        monitoring.register_callback(tool, events.PY_START, start)
+        monitoring.register_callback(tool, events.CALL, call)
+        monitoring.set_events(tool, events.PY_START | events.CALL)
         try:
             yield calls
         finally:
             monitoring.set_events(tool, 0)
-            monitoring.register_callback(tool, monitoring.events.PY_START, None)
+            for event in (events.PY_START, events.CALL):
+                monitoring.register_callback(tool, event, None)
             monitoring.free_tool_id(tool)
         return
 
     def profile(frame: object, event: str, arg: object) -> None:
         if event == "call":
             calls[_key(getattr(frame, "f_code", None))] += 1
+        elif event == "c_call":  # (before 3.12: builtin functions and methods, not types)
+            calls[_c_key(arg)] += 1
 
     sys.setprofile(profile)
     threading.setprofile(profile)
@@ -171,7 +198,13 @@ def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable
                 step(fn)
             sync()
         usage = usage_per_step(lambda fn=fn: (step(fn), sync()), max(steps, USAGE_STEPS))  # type: ignore[misc]
-        side[name] = {"calls_per_step": sum(calls.values()) / steps, "functions": folded(calls), "usage": usage}
+        c_calls = sum(n for key, n in calls.items() if key.startswith(C_CALL))
+        side[name] = {
+            "calls_per_step": (sum(calls.values()) - c_calls) / steps,
+            "c_calls_per_step": c_calls / steps,
+            "functions": folded(calls),
+            "usage": usage,
+        }
     return side
 
 
@@ -251,7 +284,9 @@ def report(sides: dict[str, dict]) -> str:
         usage = {f: side[f]["usage"] for f in ("eager", "compiled")}
         lines.append(
             f"{name}: Python {side['python']}; function entries per step: eager {side['eager']['calls_per_step']:g}, "
-            f"compiled {side['compiled']['calls_per_step']:g}; threads {one_line(', '.join(side['threads']))}; "
+            f"compiled {side['compiled']['calls_per_step']:g}; calls into C per step: "
+            + ", ".join(f"{f} {side[f].get('c_calls_per_step', float('nan')):g}" for f in ("eager", "compiled"))
+            + f"; threads {one_line(', '.join(side['threads']))}; "
             f"GC-tracked objects {side['gc_tracked']}; hooks {side['hooks']}; "
             f"torch's intra-op threads {side.get('intra_op_threads')}"
         )

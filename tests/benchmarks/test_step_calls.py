@@ -3,6 +3,7 @@ bare process on the same cache."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -34,6 +35,7 @@ def _plain() -> None:
 def _planted() -> None:
     _extra()
     _extra()
+    math.sqrt(4.0)  # a planted call into C
 
 
 def test_a_planted_call_shows_as_a_difference_per_step() -> None:
@@ -47,6 +49,9 @@ def test_a_planted_call_shows_as_a_difference_per_step() -> None:
     by_name = {key.rsplit("::", 1)[1]: (ours, bare) for key, ours, bare in rows}
     assert by_name["_extra"] == (2.0, 0.0)  # _planted calls it twice a step, _plain never
     assert by_name["_planted"] == (1.0, 0.0) and by_name["_plain"] == (0.0, 1.0)
+    assert (step_calls.C_CALL + "math.sqrt", 1.0, 0.0) in rows
+    assert sides["reportgen"]["compiled"]["c_calls_per_step"] >= 1.0  # (`_planted` may call more C: not counted here)
+    assert sides["bare"]["eager"]["calls_per_step"] == sides["reportgen"]["eager"]["calls_per_step"]
     assert "compiled: differs:" in step_calls.report(sides)
     sides["reportgen"]["threads"] = ["evil\n\x1b[2Jthread"]  # names from a process reach the terminal escaped
     sides["reportgen"]["compiled"]["usage"]["thread_cpu_ms"] = {"evil\x1b[2J": 1.0}
