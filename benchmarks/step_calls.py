@@ -16,7 +16,9 @@ same Inductor cache:
   and alternates the recipe's blocks as the run does, then counts the same way.
 
 Beside the counts each side reports what a count cannot see: threads, tracked GC objects, profile or trace hooks,
-and per uncounted step its CPU time and context switches (`getrusage`, noisy on a lent VM, so shown, not judged).
+and per uncounted step its CPU time and context switches (`getrusage`, noisy on a lent VM, so shown, not judged);
+and each Triton kernel's autotune cache state and the config it launches with (a kernel tuned in its process on
+the first call may launch another config in each: same kernel files, different work).
 Prints the totals and the functions whose counts differ (wrapper file names folded: each side's cache names them).
 """
 
@@ -34,7 +36,7 @@ import sys
 import tempfile
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -180,6 +182,40 @@ class Stepper(Protocol):
     def synchronize(self) -> None: ...
 
 
+def tuned_kernels(modules: Iterable[types.ModuleType] | None = None) -> dict[str, dict[str, object]]:
+    """Each Triton kernel of Inductor's loaded modules (default: this process's), by name and source file (its
+    hash: two processes' kernels pair): Inductor's autotune cache state (`hit`, `miss`: tuned in this process,
+    `only 1 config`), its configs, the milliseconds this process spent tuning it, and the config it launches with,
+    exact (the choice this process made)."""
+    if modules is None:
+        from reportgen.run import inductor
+
+        modules = inductor.loaded_modules()
+    found: dict[str, dict[str, object]] = {}
+    for module in modules:
+        for name, kernel in vars(module).items():
+            launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
+            if not isinstance(launchers, list) or not hasattr(kernel, "autotune_cache_info"):
+                continue  # not a CachingAutotuner
+            key, launched = f"{name}@{Path(str(getattr(kernel, 'filename', None) or '?')).name}", len(launchers)
+            if key in found and not (found[key]["launched"] == [] or 0 < launched < len(found[key]["launched"])):
+                continue  # the same kernel seen again (its own module and the wrapper's): keep the one that ran
+            found[key] = {
+                "state": str(info.get("autotune_cache_state", "?") if isinstance(info, dict) else "?"),
+                "configs": len(getattr(kernel, "configs", None) or []),
+                "tuning_ms": getattr(kernel, "autotune_time_taken_ns", 0) / 1e6,
+                "launched": sorted(str(getattr(launcher, "config", "?")) for launcher in launchers),
+            }
+    return dict(sorted(found.items()))
+
+
+def kernel_choices(sides: dict[str, dict]) -> tuple[int, list[str]]:
+    """How many kernels both sides launched, and those launched with different configs."""
+    ours, bare = (sides[s].get("kernels", {}) for s in ("reportgen", "bare"))
+    shared = sorted(set(ours) & set(bare))
+    return len(shared), [k for k in shared if ours[k]["launched"] != bare[k]["launched"]]
+
+
 def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable[..., object], steps: int) -> dict:
     """This process's counts per step of each function, and the state beside them."""
     step, sync = work.step, work.synchronize
@@ -191,6 +227,7 @@ def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable
         "intra_op_threads": getattr(sys.modules.get("torch"), "get_num_threads", lambda: None)(),
         "steps": steps,
     }
+    side["kernels"] = tuned_kernels()  # after the warm-ups: each kernel's config is chosen
     for name, fn in (("eager", eager), ("compiled", compiled)):
         sync()
         with counting() as calls:
@@ -296,6 +333,21 @@ def report(sides: dict[str, dict]) -> str:
             + ", ".join(f"{one_line(t)} {ms:.2f}" for t, ms in u.get("thread_cpu_ms", {}).items())
             for f, u in usage.items()
         ]
+    for name, side in sides.items():
+        states = collections.Counter(str(k["state"]) for k in side.get("kernels", {}).values())
+        tuning = sum(float(k["tuning_ms"]) for k in side.get("kernels", {}).values())
+        lines.append(
+            f"{name}'s Triton kernels: {sum(states.values())} ("
+            + ", ".join(f"{one_line(state)} {n}" for state, n in sorted(states.items()))
+            + f"), tuned in this process for {tuning:.1f} ms"
+        )
+    shared, differing = kernel_choices(sides)
+    lines.append(f"configs launched: the same in {shared - len(differing)} of the {shared} kernels both sides ran")
+    lines += [
+        f"  {one_line(k)}: reportgen {one_line('; '.join(sides['reportgen']['kernels'][k]['launched']))}, "
+        f"bare {one_line('; '.join(sides['bare']['kernels'][k]['launched']))}"
+        for k in differing
+    ]
     for figure in ("eager", "compiled"):
         rows = differences(sides, figure)
         lines.append(f"{figure}: " + ("the same functions, the same number of times" if not rows else "differs:"))
