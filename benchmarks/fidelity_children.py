@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fidelity_records import GraphSide, Seed
+from fidelity_records import GraphSide, Seed, launch_configs
 
 from reportgen.escape import one_line
 from reportgen.formats import parse_seed_output
@@ -70,6 +70,7 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
     recipe, work, compiled = warmed_workload(recipe_path, variant)
+    launches, tuned = launch_configs(inductor.kernel_launches(inductor.loaded_modules()))  # as the run reads them
     device = work.device
 
     def block(fn: Callable[..., object], steps: int) -> float:
@@ -100,6 +101,8 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
         "eager_samples_ms": eager,
         "compiled_samples_ms": comp,
         "host_probe_ms": probe,
+        "launches": launches,
+        "tuned": tuned,
     }
 
 

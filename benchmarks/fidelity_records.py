@@ -12,9 +12,16 @@ from pathlib import Path
 
 from fidelity_stats import Pooled
 
-from reportgen.bundle import load_bundle
+from reportgen.bundle import KernelLaunch, load_bundle
 
 __all__: list[str] = []
+
+
+def launch_configs(launches: list[KernelLaunch]) -> tuple[dict[str, str], list[str]]:
+    """Each Triton kernel's launch config by `kernel@source`, and those the process tuned on their first call."""
+    configs = {f"{k.kernel}@{k.source}": k.config for k in launches}
+    return configs, sorted(f"{k.kernel}@{k.source}" for k in launches if k.tuning == "tuned")
+
 
 PAIRED_FROM = 1
 """The first timing pair compared timing by timing (a `-p`'s first timing holds its cold first call: 394-565 ms
@@ -47,6 +54,11 @@ class Bare(StepMedians):
     kernel_modules: list[str] = field(default_factory=list)
     """File names of the kernels its compiled graphs' wrappers name (`reportgen.run.modules.named_kernels`: their
     source's hash; empty in files from before): the same as reportgen's bundle keeps, or the two ran other code."""
+    launches: dict[str, str] = field(default_factory=dict)
+    """Each Triton kernel's launch config after the warm-ups, by `kernel@source` (`launch_configs`; empty on a CPU
+    and in files from before): a kernel tuned in its process on its first call may launch another config in each."""
+    tuned: list[str] = field(default_factory=list)
+    """The kernels among `launches` this process tuned itself (an autotune cache miss)."""
 
 
 @dataclass
@@ -147,6 +159,10 @@ class Run(StepMedians):
     compiled_samples_ms: list[float] = field(default_factory=list)
     kernel_modules: list[str] = field(default_factory=list)
     """File names of the kernel modules the bundle keeps (`Bare.kernel_modules`)."""
+    launches: dict[str, str] = field(default_factory=dict)
+    """The bundle's launch configs (`Capture.launches`, as `Bare.launches`)."""
+    tuned: list[str] = field(default_factory=list)
+    """The kernels among `launches` the run's process tuned itself (`Bare.tuned`)."""
     placement: str = ""
     """The GPU its processes saw and the CPUs they could use (`placement`; empty in files from before): on
     2xH200, resnet50's compiled read -2.9 to -7.3 % in the comparisons on GPU 0 and CPUs 16-31 (two machines),
@@ -229,6 +245,7 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         kernel_modules=sorted(Path(m.path).name for m in bundle.manifest.modules if m.kind == "kernel"),
         stages_s=dict(metrics.stages_s),
     )
+    run.launches, run.tuned = launch_configs(bundle.capture.launches if bundle.capture else [])
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}
     wrappers = sorted((m for m in bundle.manifest.modules if m.kind == "wrapper"), key=lambda m: m.order)

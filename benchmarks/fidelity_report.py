@@ -238,6 +238,37 @@ def _kernels_line(sitting: Sitting) -> None:
     )
 
 
+def _launches_line(sitting: Sitting) -> None:
+    """Whether reportgen and the bare loop launched each Triton kernel with the same config (`Run.launches`,
+    `Bare.launches`), and the compiled medians' ratio where they did and where they did not (shown, not judged)."""
+    pairs = enumerate(zip(sitting.runs, sitting.bares, strict=False), 1)
+    listed = [(n, r, b) for n, (r, b) in pairs if r.launches and b.launches]  # (#n: the tables' column)
+    if not listed:
+        return
+    parts: dict[bool, list[float]] = {True: [], False: []}
+    differ = []
+    for number, run, bare in listed:
+        shared = sorted(set(run.launches) & set(bare.launches))
+        other = [k for k in shared if run.launches[k] != bare.launches[k]]
+        parts[not other].append((run.compiled_ms / bare.compiled_ms - 1) * 100)
+        if other:
+            differ.append(
+                f"#{number}: {len(other)} of {len(shared)} ({one_line(', '.join(k.split('@')[0] for k in other))})"
+            )
+    tuned = sorted({len(side.tuned) for _, run, bare in listed for side in (run, bare)})
+    means = "; ".join(
+        f"{label}: compiled medians' ratio - 1 {statistics.mean(v):+.2f} % over {len(v)}"
+        for label, v in (("the same configs", parts[True]), ("other configs", parts[False]))
+        if v
+    )
+    print(
+        f"launch configs, reportgen's against the bare loop's: the same in {len(parts[True])} of {len(listed)} "
+        f"comparisons (kernels tuned in their own process: {'-'.join(map(str, (tuned[0], tuned[-1])))})"
+        + (f"; other configs in {'; '.join(differ)}" if differ else "")
+        + f"; {means}"
+    )
+
+
 def report(sitting: Sitting) -> None:
     """Print the processes, the pooled tables and round 1's costs."""
     print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
@@ -251,6 +282,7 @@ def report(sitting: Sitting) -> None:
     for key in STEP_FIGURES:
         _paired_lines(sitting, key, f"{key}, reportgen / bare loop block by block - 1", "%")
     _kernels_line(sitting)
+    _launches_line(sitting)
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
     for number in numbers:
         keys = [(busy_key(number), "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import threading
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
@@ -182,38 +182,21 @@ class Stepper(Protocol):
     def synchronize(self) -> None: ...
 
 
-def tuned_kernels(modules: Iterable[types.ModuleType] | None = None) -> dict[str, dict[str, object]]:
-    """Each Triton kernel of Inductor's loaded modules (default: this process's), by name and source file (its
-    hash: two processes' kernels pair): Inductor's autotune cache state (`hit`, `miss`: tuned in this process,
-    `only 1 config`), its configs, the milliseconds this process spent tuning it, and the config it launches with,
-    exact (the choice this process made)."""
-    if modules is None:
-        from reportgen.run import inductor
+def tuned_kernels() -> dict[str, dict[str, object]]:
+    """Each Triton kernel of this process's Inductor modules by `kernel@source` (two processes' kernels pair):
+    how its launch config was chosen (`cached`, `tuned` in this process, `single`), its candidates, the ms spent
+    tuning it here, and the config it launches with (`reportgen.run.inductor.kernel_launches`, as a bundle keeps)."""
+    from reportgen.run import inductor
 
-        modules = inductor.loaded_modules()
-    found: dict[str, dict[str, object]] = {}
-    for module in modules:
-        for name, kernel in vars(module).items():
-            launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
-            if not isinstance(launchers, list) or not hasattr(kernel, "autotune_cache_info"):
-                continue  # not a CachingAutotuner
-            key, launched = f"{name}@{Path(str(getattr(kernel, 'filename', None) or '?')).name}", len(launchers)
-            if key in found and not (found[key]["launched"] == [] or 0 < launched < len(found[key]["launched"])):
-                continue  # the same kernel seen again (its own module and the wrapper's): keep the one that ran
-            found[key] = {
-                "state": str(info.get("autotune_cache_state", "?") if isinstance(info, dict) else "?"),
-                "configs": len(getattr(kernel, "configs", None) or []),
-                "tuning_ms": getattr(kernel, "autotune_time_taken_ns", 0) / 1e6,
-                "launched": sorted(str(getattr(launcher, "config", "?")) for launcher in launchers),
-            }
-    return dict(sorted(found.items()))
+    launches = inductor.kernel_launches(inductor.loaded_modules())
+    return {f"{k.kernel}@{k.source}": k.model_dump(exclude={"kernel", "source"}) for k in launches}
 
 
 def kernel_choices(sides: dict[str, dict]) -> tuple[int, list[str]]:
     """How many kernels both sides launched, and those launched with different configs."""
     ours, bare = (sides[s].get("kernels", {}) for s in ("reportgen", "bare"))
     shared = sorted(set(ours) & set(bare))
-    return len(shared), [k for k in shared if ours[k]["launched"] != bare[k]["launched"]]
+    return len(shared), [k for k in shared if ours[k]["config"] != bare[k]["config"]]
 
 
 def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable[..., object], steps: int) -> dict:
@@ -334,7 +317,7 @@ def report(sides: dict[str, dict]) -> str:
             for f, u in usage.items()
         ]
     for name, side in sides.items():
-        states = collections.Counter(str(k["state"]) for k in side.get("kernels", {}).values())
+        states = collections.Counter(str(k["tuning"]) for k in side.get("kernels", {}).values())
         tuning = sum(float(k["tuning_ms"]) for k in side.get("kernels", {}).values())
         lines.append(
             f"{name}'s Triton kernels: {sum(states.values())} ("
@@ -344,8 +327,8 @@ def report(sides: dict[str, dict]) -> str:
     shared, differing = kernel_choices(sides)
     lines.append(f"configs launched: the same in {shared - len(differing)} of the {shared} kernels both sides ran")
     lines += [
-        f"  {one_line(k)}: reportgen {one_line('; '.join(sides['reportgen']['kernels'][k]['launched']))}, "
-        f"bare {one_line('; '.join(sides['bare']['kernels'][k]['launched']))}"
+        f"  {one_line(k)}: reportgen {one_line(sides['reportgen']['kernels'][k]['config'])}, "
+        f"bare {one_line(sides['bare']['kernels'][k]['config'])}"
         for k in differing
     ]
     for figure in ("eager", "compiled"):

@@ -34,6 +34,7 @@ from reportgen.bundle.base import (
 )
 from reportgen.bundle.capture import (
     AUTOTUNE_TEMPLATE_PREFIXES,
+    TUNING,
     AutotuneChoice,
     AutotuneOp,
     Capture,
@@ -42,6 +43,7 @@ from reportgen.bundle.capture import (
     GraphBenchmark,
     GraphBreak,
     KernelBenchmark,
+    KernelLaunch,
     Recompile,
     reason_headline,
 )
@@ -212,6 +214,7 @@ __all__ = [
     "SEED_BUCKETS",
     "SHAPES_TRACE_FILE",
     "TRACE_FILE",
+    "TUNING",
     "Analysis",
     "AnalysisHead",
     "AutotuneChoice",
@@ -258,6 +261,7 @@ __all__ = [
     "KernelBenchmark",
     "KernelChange",
     "KernelCost",
+    "KernelLaunch",
     "KernelOrigin",
     "KernelSource",
     "KernelTable",

@@ -10,6 +10,7 @@ from reportgen.bundle.base import SCHEMA_VERSION, BundleModel, GraphKind
 
 __all__ = [
     "AUTOTUNE_TEMPLATE_PREFIXES",
+    "TUNING",
     "AutotuneChoice",
     "AutotuneOp",
     "Capture",
@@ -17,6 +18,7 @@ __all__ = [
     "GraphBenchmark",
     "GraphBreak",
     "KernelBenchmark",
+    "KernelLaunch",
     "Recompile",
     "reason_headline",
 ]
@@ -118,6 +120,27 @@ class AutotuneOp(BundleModel):
         return next((c.ms for c in self.choices if not c.is_template and c.ms), None)
 
 
+TUNING = {
+    "hit": "cached",
+    "miss": "tuned",
+    "only 1 config": "single",
+}
+"""How a Triton kernel's launch config was chosen, from Inductor's autotune cache state: read from the cache
+(`cached`: the same config in every run on that cache), benchmarked in this process on its first call (`tuned`:
+each process may choose another), or its only config (`single`)."""
+
+
+class KernelLaunch(BundleModel):
+    """A Triton kernel as the run launched it: its config, and how Inductor chose it."""
+
+    kernel: str = Field(description="The kernel's name in its compiled module (`triton_red_fused_...`).")
+    source: str = Field(description="Its source file's name (the hash of its code): the same kernel in any run.")
+    config: str = Field(description="The config it launched with, as Triton writes it (block sizes, warps, stages).")
+    tuning: Literal["cached", "tuned", "single", "unknown"] = Field(description="How the config was chosen (`TUNING`).")
+    configs: int = Field(ge=0, description="The candidate configs Inductor had for it.")
+    tuning_ms: float = Field(default=0.0, ge=0, description="Milliseconds this process spent benchmarking them.")
+
+
 class GraphBreak(BundleModel):
     """A Dynamo graph break: why, and where in user code."""
 
@@ -171,6 +194,10 @@ class Capture(BundleModel):
         default_factory=list, description="Operations max-autotune benchmarked, from Inductor's `AUTOTUNE` log."
     )
     diagnostics: CompileDiagnostics = Field(default_factory=CompileDiagnostics)
+    launches: list[KernelLaunch] = Field(
+        default_factory=list,
+        description="Each Triton kernel's launch config after the warm-ups (before timing), by kernel name.",
+    )
     copy_bandwidth_gbps: float | None = Field(
         default=None, description="Measured device-to-device copy bandwidth (bytes read + written)."
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reportgen.bundle import AutotuneOp
+from reportgen.bundle import AutotuneOp, KernelLaunch
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
-__all__ = ["autotune_section", "autotune_summary"]
+__all__ = ["autotune_section", "autotune_summary", "launch_section"]
 
 
 def _ms(value: float | None) -> str:
@@ -66,3 +66,27 @@ def autotune_section(ops: Sequence[AutotuneOp], max_rows: int = 60) -> str:
             list_table(header, [_row(op) for op in shown]),
         ]
     )
+
+
+def launch_section(launches: Sequence[KernelLaunch], max_rows: int = 60) -> str:
+    """How each Triton kernel's launch config was chosen, with those this run's process tuned itself listed: a
+    config chosen by a benchmark in the process may differ in the next run, and the compiled step time with it."""
+    if not launches:
+        return ""
+    by = {how: [k for k in launches if k.tuning == how] for how in ("tuned", "cached", "single", "unknown")}
+    counts = ", ".join(f"{how} {len(kernels)}" for how, kernels in by.items() if kernels)
+    text = [
+        "## Launch configs",
+        f"{plural(len(launches), 'Triton kernel')} after the warm-ups ({counts}): *cached* ones launched the config "
+        "Inductor's autotune cache held, the same in every run on this cache; *single* ones had one config; "
+        "*tuned* ones were benchmarked in this run's process on their first call, so another run may choose "
+        "another config.",
+    ]
+    if tuned := by["tuned"]:
+        more = f" The first {max_rows} of {len(tuned)} are listed." if len(tuned) > max_rows else ""
+        text[1] += f" Tuned in this run ({sum(k.tuning_ms for k in tuned):.1f} ms of benchmarks):{more}"
+        rows = [
+            [code_span(k.kernel), code_span(k.config), str(k.configs), f"{k.tuning_ms:.1f}"] for k in tuned[:max_rows]
+        ]
+        text.append(list_table(["Kernel", "Config launched", "Candidates", "Tuning (ms)"], rows))
+    return "\n\n".join(text)

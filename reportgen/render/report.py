@@ -40,7 +40,7 @@ from reportgen.bundle import (
 )
 from reportgen.errors import BundleError
 from reportgen.formats import kernel_source, read_module
-from reportgen.render.autotune import autotune_section
+from reportgen.render.autotune import autotune_section, launch_section
 from reportgen.render.charts import (
     category_chart,
     module_time_chart,
@@ -199,6 +199,7 @@ def inductor_sections(bundle: Bundle, charts: ChartFiles, sources: SourcePages |
         provenance_section(analysis, charts.modules, figure),
         kernel_benchmarks_section(capture.kernel_benchmarks, analysis.peak, capture, charts.bandwidth, figure),
         autotune_section(capture.autotune),
+        launch_section(capture.launches),
     ]
 
 

@@ -122,6 +122,7 @@ def _compile_and_measure(
     timer: GraphTimer | None,
 ) -> None:
     """Compile (the first call), then time, profile and capture; write the capture (not on a follower rank)."""
+    from reportgen.run import inductor
     from reportgen.run.diagnostics import DiagnosticsRecorder
     from reportgen.run.workload import compile_model
 
@@ -131,6 +132,7 @@ def _compile_and_measure(
     with distributed.recorded_splits() as splits:
         _warm_up_compiled(work, compiled, recipe, out_dir, progress, copy=not follower)
     progress.update(splits=splits)
+    launches = inductor.kernel_launches(inductor.loaded_modules())  # each kernel has chosen its config by now
     # Stop recording before anything is timed: its logging hooks would add CPU time to every call.
     diagnostics = recorder.finish()
     if follower and provenance is not None:
@@ -145,7 +147,7 @@ def _compile_and_measure(
         return
     if host is not None:
         progress.update(isolation=host.isolation)
-    capture = capture.model_copy(update={"diagnostics": diagnostics})
+    capture = capture.model_copy(update={"diagnostics": diagnostics, "launches": launches})
     capture = capture.model_copy(update={"notes": capture.notes + recorder.notes})
     (out_dir / CAPTURE_FILE).write_text(capture.model_dump_json(indent=2), encoding="utf-8")
     progress.update(stage="done", status="ok", capture_file=CAPTURE_FILE)

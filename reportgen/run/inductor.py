@@ -17,12 +17,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
 
+from reportgen.bundle import TUNING, KernelLaunch
+
 __all__ = [
     "benchmarks_in",
     "each_timing",
     "import_kernel_module",
     "is_wrapper",
     "kernel_benchmark",
+    "kernel_launches",
     "kernel_names",
     "kernel_num_gb",
     "loaded_modules",
@@ -200,3 +203,32 @@ def kernel_benchmark(module: ModuleType) -> Callable[[], float] | None:
     from triton.testing import do_bench
 
     return lambda: float(do_bench(run, rep=40))
+
+
+def kernel_launches(modules: list[ModuleType]) -> list[KernelLaunch]:
+    """Each Triton kernel (Inductor's `CachingAutotuner`) in `modules` with the config it launches with and how it
+    was chosen (its `autotune_cache_info`), by kernel name. Read after the first calls, when each has chosen. A
+    kernel seen twice (its own module and the wrapper's global) counts once, as the copy that ran: one launcher."""
+    found: dict[tuple[str, str], tuple[int, KernelLaunch]] = {}
+    for module in modules:
+        for name, kernel in list(vars(module).items()):
+            launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
+            if not isinstance(launchers, list) or not launchers or not hasattr(kernel, "autotune_cache_info"):
+                continue  # not a Triton kernel, or not launched yet
+            key = (name, Path(str(getattr(kernel, "filename", None) or "?")).name)
+            if key in found and found[key][0] <= len(launchers):
+                continue
+            state = info.get("autotune_cache_state") if isinstance(info, dict) else None
+            tuning_ns = getattr(kernel, "autotune_time_taken_ns", 0)
+            found[key] = (
+                len(launchers),
+                KernelLaunch(
+                    kernel=name,
+                    source=key[1],
+                    config="; ".join(sorted(str(getattr(launcher, "config", "?")) for launcher in launchers)),
+                    tuning=TUNING.get(str(state), "unknown"),  # type: ignore[arg-type]
+                    configs=len(getattr(kernel, "configs", None) or []),
+                    tuning_ms=max(tuning_ns, 0) / 1e6 if isinstance(tuning_ns, int | float) else 0.0,
+                ),
+            )
+    return [launch for _, launch in sorted(found.values(), key=lambda found: found[1].kernel)]

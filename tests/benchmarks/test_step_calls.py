@@ -104,49 +104,22 @@ def test_a_thread_busy_beside_the_steps_shows_under_its_name() -> None:
     assert per_thread.get("MainThread", 0.0) < per_thread["busy-beside"]
 
 
-class _Launcher:
-    def __init__(self, config: str) -> None:
-        self.config = config
-
-
-class _Autotuner:
-    """What `tuned_kernels` reads of Inductor's `CachingAutotuner`."""
-
-    def __init__(self, state: str, configs: int, launched: str, tuning_ns: int = 0) -> None:
-        self.autotune_cache_info = {"autotune_cache_state": state}
-        self.configs = [object()] * configs
-        self.launchers = [_Launcher(launched)]
-        self.autotune_time_taken_ns = tuning_ns
-        self.filename = "/cache/ab/cabc123.py"
+def _kernels(config: str) -> dict:
+    """A side's kernels as `tuned_kernels` keeps them (`KernelLaunch` less its name and source)."""
+    return {
+        "triton_red_fused_0@cabc123.py": {"config": config, "tuning": "tuned", "configs": 4, "tuning_ms": 2.5},
+        "triton_poi_fused_1@cd.py": {"config": "XBLOCK: 1024", "tuning": "cached", "configs": 2, "tuning_ms": 0.0},
+    }
 
 
 def test_kernels_tuned_in_each_process_show_their_launched_configs() -> None:
-    import types
-
-    def side(launched: str) -> dict:
-        module = types.ModuleType("wrapper")
-        module.triton_red_fused_0 = _Autotuner("miss", 4, launched, tuning_ns=2_500_000)  # type: ignore[attr-defined]
-        module.triton_poi_fused_1 = _Autotuner("hit", 1, "XBLOCK: 1024")  # type: ignore[attr-defined]
-        module.not_a_kernel = _Launcher("x")  # type: ignore[attr-defined]
-        untuned = types.ModuleType("kernel")  # the kernel's own module, its copy not tuned: the tuned one is kept
-        untuned.triton_red_fused_0 = _Autotuner("miss", 4, "a")  # type: ignore[attr-defined]
-        untuned.triton_red_fused_0.launchers *= 4
-        return {"kernels": step_calls.tuned_kernels([module, untuned])}
-
-    sides = {"reportgen": side("XBLOCK: 64, R0_BLOCK: 8"), "bare": side("XBLOCK: 8, R0_BLOCK: 64")}
-    kernels = sides["reportgen"]["kernels"]
-    assert set(kernels) == {"triton_red_fused_0@cabc123.py", "triton_poi_fused_1@cabc123.py"}
-    assert kernels["triton_red_fused_0@cabc123.py"] == {
-        "state": "miss",
-        "configs": 4,
-        "tuning_ms": 2.5,
-        "launched": ["XBLOCK: 64, R0_BLOCK: 8"],
-    }
+    sides = {"reportgen": {"kernels": _kernels("XBLOCK: 64, R0_BLOCK: 8")}, "bare": {"kernels": _kernels("XBLOCK: 8")}}
     assert step_calls.kernel_choices(sides) == (2, ["triton_red_fused_0@cabc123.py"])
     full = {name: step_calls.measure_side(_Work(), _plain, _plain, steps=2) | sides[name] for name in sides}
     text = step_calls.report(full)
-    assert "reportgen's Triton kernels: 2 (hit 1, miss 1), tuned in this process for 2.5 ms" in text
+    assert "reportgen's Triton kernels: 2 (cached 1, tuned 1), tuned in this process for 2.5 ms" in text
     assert "configs launched: the same in 1 of the 2 kernels both sides ran" in text
-    assert "triton_red_fused_0@cabc123.py: reportgen XBLOCK: 64, R0_BLOCK: 8, bare XBLOCK: 8, R0_BLOCK: 64" in text
-    sides["bare"]["kernels"]["triton_red_fused_0@cabc123.py"]["launched"] = ["XBLOCK: 64, R0_BLOCK: 8"]
+    assert "triton_red_fused_0@cabc123.py: reportgen XBLOCK: 64, R0_BLOCK: 8, bare XBLOCK: 8" in text
+    sides["bare"]["kernels"]["triton_red_fused_0@cabc123.py"]["config"] = "XBLOCK: 64, R0_BLOCK: 8"
     assert step_calls.kernel_choices(sides) == (2, [])
+    assert step_calls.tuned_kernels() == {}  # this CPU process has no Triton kernel

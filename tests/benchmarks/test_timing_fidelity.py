@@ -213,6 +213,27 @@ def test_the_report_says_whether_both_sides_ran_the_same_kernels(capsys: pytest.
     assert "the same in 2 of 3 comparisons; comparison 3: 1 only reportgen's, 2 only the bare loop's" in out
 
 
+def test_the_report_says_whether_both_sides_launched_the_same_configs(capsys: pytest.CaptureFixture[str]) -> None:
+    """A kernel tuned in each process on its first call may launch another config in each: the report says where
+    and splits the compiled medians by it (comparison 2: +4 %; 3 and 4: -1 % and 0 %; 1 has no launches)."""
+    sitting = _offsets([[0.0] * 3] * 4)
+    for number, (run, bare) in enumerate(zip(sitting.runs, sitting.bares, strict=True)):
+        run.launches = {"triton_red_fused_0@ca.py": "XBLOCK: 1", "triton_poi_fused_1@cb.py": "XBLOCK: 1024"}
+        bare.launches = dict(run.launches)
+        run.tuned, bare.tuned = ["triton_red_fused_0@ca.py"], ["triton_red_fused_0@ca.py"]
+        bare.compiled_ms, run.compiled_ms = 10.0, 10.0 * (1.01, 1.04, 0.99, 1.0)[number]
+    sitting.bares[1].launches["triton_red_fused_0@ca.py"] = "XBLOCK: 8"
+    sitting.runs[0].launches = {}  # a file from before launches were kept: not compared
+    sitting.runs[0].compiled_ms = 10.0
+    fidelity_report.report(sitting)
+    out = capsys.readouterr().out
+    assert (
+        "launch configs, reportgen's against the bare loop's: the same in 2 of 3 comparisons (kernels tuned in their "
+        "own process: 1-1); other configs in #2: 1 of 2 (triton_red_fused_0); the same configs: compiled medians' "
+        "ratio - 1 -0.50 % over 2; other configs: compiled medians' ratio - 1 +4.00 % over 1"
+    ) in out
+
+
 def test_until_decided_starts_p_only_for_graphs_whose_busy_is_undecided(tmp_path: Path) -> None:
     """mixnet_l's forward busy was decided after 6 comparisons while its backward was not: a round's forward `-p`
     then cost minutes and 5-7 GiB of GPU memory each (24 processes ran out of it) for no verdict."""

@@ -91,3 +91,41 @@ def test_without_the_hook_the_benchmarkers_benchmark_gpu_is_wrapped(monkeypatch:
         assert bench.benchmarker.benchmark_gpu(print, nested=True) == 1.0
     assert calls == ["bench", "bench"] and entered == ["in", "out"]  # one window for the two
     assert "benchmark_gpu" not in vars(bench.benchmarker)  # the class's method again
+
+
+class _Launcher:
+    def __init__(self, config: str) -> None:
+        self.config = config  # Triton's `Config`, whose str() lists block sizes, warps and stages
+
+
+class _Autotuner:
+    """The attributes `kernel_launches` reads of Inductor's `CachingAutotuner` (torch 2.6-2.14)."""
+
+    def __init__(self, state: str | None, configs: list[str], launched: list[str], tuning_ns: int = 0) -> None:
+        self.autotune_cache_info = None if state is None else {"autotune_cache_state": state}
+        self.configs = configs
+        self.launchers = [_Launcher(c) for c in launched]
+        self.autotune_time_taken_ns = tuning_ns
+        self.filename = "/tmp/inductor/ab/cabq4.py"
+
+
+def test_kernel_launches_read_each_kernels_config_and_how_it_was_chosen() -> None:
+    import types
+
+    wrapper, own = types.ModuleType("wrapper"), types.ModuleType("kernel")
+    wrapper.triton_red_fused_0 = _Autotuner("miss", ["a", "b", "c"], ["b"], tuning_ns=1_250_000)
+    wrapper.triton_poi_fused_1 = _Autotuner("hit", ["a", "b"], ["a"])
+    wrapper.triton_poi_fused_2 = _Autotuner("only 1 config", ["a"], ["a"])
+    wrapper.triton_poi_fused_3 = _Autotuner(None, ["a"], ["a"])  # a torch that keeps no cache info
+    wrapper.triton_poi_fused_4 = _Autotuner("miss", ["a", "b"], [])  # never launched: no choice yet
+    wrapper.buf0 = _Launcher("x")  # not a kernel
+    own.triton_red_fused_0 = _Autotuner("miss", ["a", "b", "c"], ["a", "b", "c"])  # its own module's copy, untuned
+    launches = inductor.kernel_launches([own, wrapper])
+    assert [(k.kernel, k.tuning, k.config, k.configs) for k in launches] == [
+        ("triton_poi_fused_1", "cached", "a", 2),
+        ("triton_poi_fused_2", "single", "a", 1),
+        ("triton_poi_fused_3", "unknown", "a", 1),
+        ("triton_red_fused_0", "tuned", "b", 3),  # the copy that ran (one launcher), not its module's
+    ]
+    assert launches[-1].tuning_ms == 1.25 and launches[-1].source == "cabq4.py"
+    assert inductor.kernel_launches([types.ModuleType("empty")]) == []
