@@ -16,6 +16,7 @@ __all__ = [
     "Comparison",
     "CountChange",
     "KernelChange",
+    "LaunchChange",
     "MetricChange",
     "Side",
     "Verdict",
@@ -117,6 +118,17 @@ class CountChange(BundleModel):
     after: float
 
 
+class LaunchChange(BundleModel):
+    """A Triton kernel both runs launched, with another config in each (`Capture.launches`): the same code doing
+    other work, as when a kernel tuned in each run's process on its first call chose differently."""
+
+    kernel: str
+    source: str = Field(description="Its source file's name (the hash of its code).")
+    before: str = Field(description="The config `before` launched it with.")
+    after: str
+    tuning: tuple[str, str] = Field(description="How each side chose it (`TUNING`: cached, tuned, single).")
+
+
 class CategoryChange(BundleModel):
     """Device time per step of one Inductor category in one graph."""
 
@@ -139,6 +151,9 @@ class Comparison(BundleModel):
     kernels: list[KernelChange] = Field(default_factory=list)
     count_changes: list[CountChange] = Field(
         default_factory=list, description="Ops and kernels whose count per step changed, largest change first."
+    )
+    launch_changes: list[LaunchChange] = Field(
+        default_factory=list, description="Triton kernels both runs launched with another config in each."
     )
     device_threshold: float | None = Field(
         default=None, description="The threshold device figures were judged with (None: comparisons before issue 27)."

@@ -22,7 +22,14 @@ from reportgen.bundle import (
     iter_bundles,
     load_bundle,
 )
-from reportgen.compare.judge import count_changes, count_metrics, device_metrics, metric, wall_metrics
+from reportgen.compare.judge import (
+    count_changes,
+    count_metrics,
+    device_metrics,
+    launch_changes,
+    metric,
+    wall_metrics,
+)
 from reportgen.compare.pool import Headline, Run, headline, pooled_runs
 from reportgen.errors import BundleError, ReportgenError
 from reportgen.recipe import DEFAULT_REGRESSION_THRESHOLD
@@ -112,6 +119,7 @@ def compare_bundles(
         categories=_categories(before_us, after_us),
         kernels=_kernels(before_us, after_us, threshold),
         count_changes=count_changes(_figures(old), _figures(new)),
+        launch_changes=launch_changes(*(b.capture.launches if b.capture else [] for b in (old, new))),
         device_threshold=device_threshold,
         compile_phases_s={p: tuple(d.compile_phases_s.get(p) if d else None for d in diagnostics) for p in phases},  # type: ignore[misc]
         graph_breaks=tuple(len(d.graph_breaks) if d else 0 for d in diagnostics),  # type: ignore[arg-type]

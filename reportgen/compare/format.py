@@ -82,6 +82,13 @@ def _render(c: Comparison, t: _Target) -> str:
             _table(rows, ["graph", "category", "before", "after", "change"], fmt),
         ]
     parts += [_heading("Kernels that changed", t.markdown), _kernels(r, c.kernels, c.threshold, t, fmt)]
+    if c.launch_changes:
+        rows = [[t.name_cell(x.kernel), t.name_cell(x.before), t.name_cell(x.after), " → ".join(x.tuning)]
+                for x in c.launch_changes]  # fmt: skip
+        parts += [
+            _heading("Launch configs that changed (same kernel code, another config)", t.markdown),
+            _table(rows, ["kernel", "before", "after", "chosen"], fmt),
+        ]
     if c.compile_phases_s:
         rows = [[t.name_cell(p), r.seconds_text(a), r.seconds_text(b)] for p, (a, b) in c.compile_phases_s.items()]
         parts += [_heading("Compile phases (s)", t.markdown), _table(rows, ["phase", "before", "after"], fmt)]

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reportgen.bundle import COUNTS, CountChange, Figures, MetricChange, StepFigures, Verdict
+from reportgen.bundle import (
+    COUNTS,
+    CountChange,
+    Figures,
+    KernelLaunch,
+    LaunchChange,
+    MetricChange,
+    StepFigures,
+    Verdict,
+)
 from reportgen.compare.pool import Headline
 
 __all__ = [
@@ -13,6 +22,7 @@ __all__ = [
     "count_changes",
     "count_metrics",
     "device_metrics",
+    "launch_changes",
     "metric",
     "side_figures",
     "wall_metrics",
@@ -148,6 +158,16 @@ def count_changes(before: Figures | None, after: Figures | None) -> list[CountCh
                     out.append(CountChange(side=side, what=what, name=name, before=old, after=new))  # type: ignore[arg-type]
     out.sort(key=lambda c: (-abs(c.after - c.before), c.side, c.name))
     return out[:COUNT_CHANGE_ROWS]
+
+
+def launch_changes(before: list[KernelLaunch], after: list[KernelLaunch]) -> list[LaunchChange]:
+    """The Triton kernels both runs launched (same name and source), each with another config, by name."""
+    old = {(k.kernel, k.source): k for k in before}
+    return [
+        LaunchChange(kernel=k.kernel, source=k.source, before=was.config, after=k.config, tuning=(was.tuning, k.tuning))
+        for k in sorted(after, key=lambda k: (k.kernel, k.source))
+        if (was := old.get((k.kernel, k.source))) is not None and was.config != k.config
+    ]
 
 
 def metric(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from reportgen.bundle import Comparison, CountChange, FigureKind, MetricChange, Side, Verdict
+from reportgen.bundle import Comparison, CountChange, FigureKind, LaunchChange, MetricChange, Side, Verdict
 from reportgen.compare import to_markdown, to_text
 from reportgen.escape import markdown_code
 
@@ -80,3 +80,30 @@ def test_count_changes_are_a_few_names_and_escaped() -> None:
     assert "<script>" not in markdown.replace(markdown_code(f"{EVIL}0", table=True), "").replace(
         markdown_code(f"{EVIL}0"), ""
     )
+
+
+def test_launch_configs_that_changed_are_listed_after_the_kernels_and_escaped() -> None:
+    comparison = _comparison(changes=0).model_copy(
+        update={
+            "launch_changes": [
+                LaunchChange(
+                    kernel="triton_red_fused_0",
+                    source="ca.py",
+                    before="XBLOCK: 1, R0_BLOCK: 2048",
+                    after=EVIL,
+                    tuning=("tuned", "tuned"),
+                )
+            ]
+        }
+    )
+    out = to_text([comparison])
+    assert out.splitlines().index("Launch configs that changed (same kernel code, another config):") > (
+        out.splitlines().index("Kernels that changed:")
+    )
+    assert re.search(r"triton_red_fused_0 +XBLOCK: 1, R0_BLOCK: 2048 +aten::x.+ +tuned → tuned", out)
+    assert RAW_CONTROLS.search(out) is None
+    markdown = to_markdown([comparison])
+    assert markdown_code(EVIL, table=True) in markdown and "<script>" not in markdown.replace(
+        markdown_code(EVIL, table=True), ""
+    )
+    assert "Launch configs" not in to_text([_comparison()])  # none changed: no section
