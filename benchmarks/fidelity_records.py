@@ -17,10 +17,14 @@ from reportgen.bundle import KernelLaunch, load_bundle
 __all__: list[str] = []
 
 
+def launch_key(launch: KernelLaunch) -> str:
+    """A Triton kernel as two processes name it alike: `kernel@source` (its name and its source's hash)."""
+    return f"{launch.kernel}@{launch.source}"
+
+
 def launch_configs(launches: list[KernelLaunch]) -> tuple[dict[str, str], list[str]]:
-    """Each Triton kernel's launch config by `kernel@source`, and those the process tuned on their first call."""
-    configs = {f"{k.kernel}@{k.source}": k.config for k in launches}
-    return configs, sorted(f"{k.kernel}@{k.source}" for k in launches if k.tuning == "tuned")
+    """Each Triton kernel's launch config by `launch_key`, and those the process tuned on their first call."""
+    return {launch_key(k): k.config for k in launches}, sorted(launch_key(k) for k in launches if k.tuning == "tuned")
 
 
 PAIRED_FROM = 1

@@ -186,10 +186,12 @@ def tuned_kernels() -> dict[str, dict[str, object]]:
     """Each Triton kernel of this process's Inductor modules by `kernel@source` (two processes' kernels pair):
     how its launch config was chosen (`cached`, `tuned` in this process, `single`), its candidates, the ms spent
     tuning it here, and the config it launches with (`reportgen.run.inductor.kernel_launches`, as a bundle keeps)."""
+    from fidelity_records import launch_key
+
     from reportgen.run import inductor
 
     launches = inductor.kernel_launches(inductor.loaded_modules())
-    return {f"{k.kernel}@{k.source}": k.model_dump(exclude={"kernel", "source"}) for k in launches}
+    return {launch_key(k): k.model_dump(exclude={"kernel", "source"}) for k in launches}
 
 
 def kernel_choices(sides: dict[str, dict]) -> tuple[int, list[str]]:

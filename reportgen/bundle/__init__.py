@@ -45,6 +45,7 @@ from reportgen.bundle.capture import (
     KernelBenchmark,
     KernelLaunch,
     Recompile,
+    Tuning,
     reason_headline,
 )
 from reportgen.bundle.categories import (
@@ -299,6 +300,7 @@ __all__ = [
     "StepTimes",
     "Straggler",
     "TimingSummary",
+    "Tuning",
     "Verdict",
     "VersionRuntime",
     "Versions",

@@ -20,6 +20,7 @@ __all__ = [
     "KernelBenchmark",
     "KernelLaunch",
     "Recompile",
+    "Tuning",
     "reason_headline",
 ]
 
@@ -120,14 +121,12 @@ class AutotuneOp(BundleModel):
         return next((c.ms for c in self.choices if not c.is_template and c.ms), None)
 
 
-TUNING = {
-    "hit": "cached",
-    "miss": "tuned",
-    "only 1 config": "single",
-}
-"""How a Triton kernel's launch config was chosen, from Inductor's autotune cache state: read from the cache
-(`cached`: the same config in every run on that cache), benchmarked in this process on its first call (`tuned`:
-each process may choose another), or its only config (`single`)."""
+Tuning = Literal["tuned", "cached", "single", "unknown"]
+"""How a Triton kernel's launch config was chosen: benchmarked in the run's process on its first call (`tuned`: each
+process may choose another), read from Inductor's autotune cache (`cached`: the same config in every run on that
+cache), its only config (`single`), or not said (`unknown`: a torch that keeps no autotune cache state)."""
+TUNING: dict[str, Tuning] = {"miss": "tuned", "hit": "cached", "only 1 config": "single"}
+"""Inductor's autotune cache states (`CachingAutotuner.autotune_cache_info`) and what each says (`Tuning`)."""
 
 
 class KernelLaunch(BundleModel):
@@ -136,7 +135,7 @@ class KernelLaunch(BundleModel):
     kernel: str = Field(description="The kernel's name in its compiled module (`triton_red_fused_...`).")
     source: str = Field(description="Its source file's name (the hash of its code): the same kernel in any run.")
     config: str = Field(description="The config it launched with, as Triton writes it (block sizes, warps, stages).")
-    tuning: Literal["cached", "tuned", "single", "unknown"] = Field(description="How the config was chosen (`TUNING`).")
+    tuning: Tuning = Field(description="How the config was chosen.")
     configs: int = Field(ge=0, description="The candidate configs Inductor had for it.")
     tuning_ms: float = Field(default=0.0, ge=0, description="Milliseconds this process spent benchmarking them.")
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from reportgen.bundle.base import SCHEMA_VERSION, BundleModel
+from reportgen.bundle.capture import Tuning
 from reportgen.bundle.figures import FigureKind
 
 __all__ = [
@@ -126,7 +127,7 @@ class LaunchChange(BundleModel):
     source: str = Field(description="Its source file's name (the hash of its code).")
     before: str = Field(description="The config `before` launched it with.")
     after: str
-    tuning: tuple[str, str] = Field(description="How each side chose it (`TUNING`: cached, tuned, single).")
+    tuning: tuple[Tuning, Tuning] = Field(description="How each side chose it.")
 
 
 class CategoryChange(BundleModel):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import get_args
 
-from reportgen.bundle import AutotuneOp, KernelLaunch
+from reportgen.bundle import AutotuneOp, KernelLaunch, Tuning
 from reportgen.render.markup import MISSING, code_span, escape_md, list_table, plural
 
 __all__ = ["autotune_section", "autotune_summary", "launch_section"]
@@ -73,7 +74,7 @@ def launch_section(launches: Sequence[KernelLaunch], max_rows: int = 60) -> str:
     config chosen by a benchmark in the process may differ in the next run, and the compiled step time with it."""
     if not launches:
         return ""
-    by = {how: [k for k in launches if k.tuning == how] for how in ("tuned", "cached", "single", "unknown")}
+    by = {how: [k for k in launches if k.tuning == how] for how in get_args(Tuning)}
     counts = ", ".join(f"{how} {len(kernels)}" for how, kernels in by.items() if kernels)
     text = [
         "## Launch configs",

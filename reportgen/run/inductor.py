@@ -226,7 +226,7 @@ def kernel_launches(modules: list[ModuleType]) -> list[KernelLaunch]:
                     kernel=name,
                     source=key[1],
                     config="; ".join(sorted(str(getattr(launcher, "config", "?")) for launcher in launchers)),
-                    tuning=TUNING.get(str(state), "unknown"),  # type: ignore[arg-type]
+                    tuning=TUNING.get(str(state), "unknown"),
                     configs=len(getattr(kernel, "configs", None) or []),
                     tuning_ms=max(tuning_ns, 0) / 1e6 if isinstance(tuning_ns, int | float) else 0.0,
                 ),
