@@ -1,9 +1,8 @@
 # Session 62 (pre-registered in session 61's note): one fresh machine per device call (give_back after each), carry
-# .whl (wheels: bash benchmarks/device_wheels.sh; copy this file and sit62s.sh into .whl; cache-resnet50.txz as
-# session 61 carried it; cache-mixnet_l.txz comes back from call 1: copy it from the call's files into .whl before
-# call 2):
-#   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl;
-#   export PYTHONPATH=/tmp/site:$PWD; JOBS=... [NEED_ROUND=...] bash .whl/next-sit62.sh
+# .whl (wheels: bash benchmarks/device_wheels.sh; cache-resnet50.txz as session 61 carried it; cache-mixnet_l.txz
+# comes back from call 1: copy it from the call's files into .whl before call 2):
+#   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl; export
+#   PYTHONPATH=/tmp/site:$PWD; JOBS=... [NEED_ROUND=...] bash benchmarks/sittings/2026-11-29-1xH200-n/next-sit62.sh
 # Why: session 61's within-machine test (rounds with and without a fresh -p per graph, in turn, on 3 machines) read
 # compiled -0.90 % [-4.91, +3.11]: no sign that the -p processes slow reportgen's steps. The judged resnet50 series
 # (44 comparisons, 14 machines) reads compiled +1.78 % [+0.70, +3.36], undecided, and more machines like these bring
@@ -31,4 +30,4 @@
 #   timing_fidelity.py --report, the hull of the three-stage bootstrap and the Student-t over machines' medians,
 #   +-3 % / +-3 pp, >= 6 comparisons); mixnet_l (default variant, 40 block pairs): its judged series starts with
 #   these comparisons (the bare warm-up and the launch records in place), judged from 6 comparisons on.
-LIMIT=${LIMIT:-545} NEED_ROUND=${NEED_ROUND:-200} bash "$(dirname "$0")/sit62s.sh"
+LIMIT=${LIMIT:-545} NEED_ROUND=${NEED_ROUND:-200} bash benchmarks/sitting_jobs.sh

@@ -1,12 +1,13 @@
-# Session 62: as ../2026-11-29-1xH200-m/sit60s.sh, with a work dir per step-calls job (two may run in one call).
-# As there: each job's own -p count, the step-calls count, and the
-# sittings' logs back. Sittings one after another on GPU 0 of a single-H200 machine:
+#!/usr/bin/env bash
+# A sitting's jobs one after another on GPU 0 of a single-GPU machine, within LIMIT seconds of the start (the
+# runner of the sittings' plans since session 62: `benchmarks/sittings/*/next-sit*.sh` set JOBS and call it; the
+# earlier sittings' own copies, `sit5*s.sh` and `sit60s.sh`, stay as they ran). On the device, from the tree's root:
 #   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl;
-#   export PYTHONPATH=/tmp/site:$PWD; JOBS="resnet50:calls resnet50:calls resnet50:2:0" bash .whl/sit62s.sh
+#   export PYTHONPATH=/tmp/site:$PWD; JOBS="resnet50:calls resnet50:2:0" bash benchmarks/sitting_jobs.sh
 # JOBS, in order, all within LIMIT seconds of the start, each from .whl/cache-<recipe>.txz (extracted once):
 #   recipe:K[:S]  one round of K comparisons with S fresh -p per graph (default $SEEDS, else 0); a later round of the
 #                 recipe reuses the first one's warm-up bundle (timing_fidelity skips its warm-up), not its bare warm-up
-#   recipe:calls  benchmarks/step_calls.py: Python function entries per step, reportgen's child against a bare process
+#   recipe:calls  benchmarks/step_calls.py: calls per step and launch configs, reportgen's child against a bare process
 #   recipe:warm   a cold warm-up whose cache goes back through $OUT as cache-<recipe>.txz
 # A round starts only with NEED_ROUND seconds left (default 200: a 2-comparison round and its bare warm-up), so no
 # round is cut by the call's end. Each round's logs (processes, windows) and its bundles' run.log and manifest go
@@ -14,7 +15,7 @@
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 LIMIT=${LIMIT:-545}; CARRY=${CARRY:-.whl}; NEED_ROUND=${NEED_ROUND:-200}; T0=$(date +%s); N=$(nproc)
-BOOT=$(cut -c1-8 /proc/sys/kernel/random/boot_id); G=/tmp/g62
+BOOT=$(cut -c1-8 /proc/sys/kernel/random/boot_id); G=/tmp/sitting
 echo "[$(date -u +%H:%M:%S)] start on boot-$BOOT"; nvidia-smi -L 2>/dev/null; lscpu | grep -E "Model name|NUMA"
 xzpack() {  # archive, dir, paths...: into $OUT (xz on all CPUs where the machine has it)
   local out=$1 dir=$2; shift 2
