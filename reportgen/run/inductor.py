@@ -213,8 +213,8 @@ def kernel_launches(modules: list[ModuleType]) -> list[KernelLaunch]:
     for module in modules:
         for name, kernel in list(vars(module).items()):
             launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
-            if not isinstance(launchers, list) or not launchers or not hasattr(kernel, "autotune_cache_info"):
-                continue  # not a Triton kernel, or not launched yet
+            if not isinstance(launchers, list) or not launchers or not hasattr(kernel, "configs"):
+                continue  # not a Triton kernel, or not launched yet (`autotune_cache_info`: not on every torch)
             key = (name, Path(str(getattr(kernel, "filename", None) or "?")).name)
             if key in found and found[key][0] <= len(launchers):
                 continue

@@ -116,7 +116,9 @@ def test_kernel_launches_read_each_kernels_config_and_how_it_was_chosen() -> Non
     wrapper.triton_red_fused_0 = _Autotuner("miss", ["a", "b", "c"], ["b"], tuning_ns=1_250_000)
     wrapper.triton_poi_fused_1 = _Autotuner("hit", ["a", "b"], ["a"])
     wrapper.triton_poi_fused_2 = _Autotuner("only 1 config", ["a"], ["a"])
-    wrapper.triton_poi_fused_3 = _Autotuner(None, ["a"], ["a"])  # a torch that keeps no cache info
+    wrapper.triton_poi_fused_3 = _Autotuner(None, ["a"], ["a"])  # a torch that keeps no cache state
+    wrapper.triton_poi_fused_5 = _Autotuner(None, ["a", "b"], ["b"])
+    del wrapper.triton_poi_fused_5.autotune_cache_info  # nor the attribute: still a kernel, chosen how unknown
     wrapper.triton_poi_fused_4 = _Autotuner("miss", ["a", "b"], [])  # never launched: no choice yet
     wrapper.buf0 = _Launcher("x")  # not a kernel
     own.triton_red_fused_0 = _Autotuner("miss", ["a", "b", "c"], ["a", "b", "c"])  # its own module's copy, untuned
@@ -125,6 +127,7 @@ def test_kernel_launches_read_each_kernels_config_and_how_it_was_chosen() -> Non
         ("triton_poi_fused_1", "cached", "a", 2),
         ("triton_poi_fused_2", "single", "a", 1),
         ("triton_poi_fused_3", "unknown", "a", 1),
+        ("triton_poi_fused_5", "unknown", "b", 2),
         ("triton_red_fused_0", "tuned", "b", 3),  # the copy that ran (one launcher), not its module's
     ]
     assert launches[-1].tuning_ms == 1.25 and launches[-1].source == "cabq4.py"
