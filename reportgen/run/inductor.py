@@ -212,23 +212,30 @@ def kernel_launches(modules: list[ModuleType]) -> list[KernelLaunch]:
     found: dict[tuple[str, str], tuple[int, KernelLaunch]] = {}
     for module in modules:
         for name, kernel in list(vars(module).items()):
-            launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
-            if not isinstance(launchers, list) or not launchers or not hasattr(kernel, "configs"):
-                continue  # not a Triton kernel, or not launched yet (`autotune_cache_info`: not on every torch)
-            key = (name, Path(str(getattr(kernel, "filename", None) or "?")).name)
-            if key in found and found[key][0] <= len(launchers):
+            try:
+                launch = _launch(name, kernel)
+            except Exception:  # an object that fails being looked at (a lazy namespace, say) is not a kernel
                 continue
-            state = info.get("autotune_cache_state") if isinstance(info, dict) else None
-            tuning_ns = getattr(kernel, "autotune_time_taken_ns", 0)
-            found[key] = (
-                len(launchers),
-                KernelLaunch(
-                    kernel=name,
-                    source=key[1],
-                    config="; ".join(sorted(str(getattr(launcher, "config", "?")) for launcher in launchers)),
-                    tuning=TUNING.get(str(state), "unknown"),
-                    configs=len(getattr(kernel, "configs", None) or []),
-                    tuning_ms=max(tuning_ns, 0) / 1e6 if isinstance(tuning_ns, int | float) else 0.0,
-                ),
-            )
+            if launch is not None and not (launch[1] in found and found[launch[1]][0] <= launch[0]):
+                found[launch[1]] = (launch[0], launch[2])
     return [launch for _, launch in sorted(found.values(), key=lambda found: found[1].kernel)]
+
+
+def _launch(name: str, kernel: object) -> tuple[int, tuple[str, str], KernelLaunch] | None:
+    """A launched Triton kernel's launchers, key and record (None: not one, or not launched yet;
+    `autotune_cache_info` is not on every torch)."""
+    launchers, info = getattr(kernel, "launchers", None), getattr(kernel, "autotune_cache_info", None)
+    if not isinstance(launchers, list) or not launchers or not hasattr(kernel, "configs"):
+        return None
+    source = Path(str(getattr(kernel, "filename", None) or "?")).name
+    state = info.get("autotune_cache_state") if isinstance(info, dict) else None
+    tuning_ns = getattr(kernel, "autotune_time_taken_ns", 0)
+    record = KernelLaunch(
+        kernel=name,
+        source=source,
+        config="; ".join(sorted(str(getattr(launcher, "config", "?")) for launcher in launchers)),
+        tuning=TUNING.get(str(state), "unknown"),
+        configs=len(getattr(kernel, "configs", None) or []),
+        tuning_ms=max(tuning_ns, 0) / 1e6 if isinstance(tuning_ns, int | float) else 0.0,
+    )
+    return len(launchers), (name, source), record

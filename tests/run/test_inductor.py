@@ -98,6 +98,11 @@ class _Launcher:
         self.config = config  # Triton's `Config`, whose str() lists block sizes, warps and stages
 
 
+class _Raising:
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(f"no op named {name}")
+
+
 class _Autotuner:
     """The attributes `kernel_launches` reads of Inductor's `CachingAutotuner` (torch 2.6-2.14)."""
 
@@ -121,6 +126,7 @@ def test_kernel_launches_read_each_kernels_config_and_how_it_was_chosen() -> Non
     del wrapper.triton_poi_fused_5.autotune_cache_info  # nor the attribute: still a kernel, chosen how unknown
     wrapper.triton_poi_fused_4 = _Autotuner("miss", ["a", "b"], [])  # never launched: no choice yet
     wrapper.buf0 = _Launcher("x")  # not a kernel
+    wrapper.ops = _Raising()  # a namespace that raises whatever is asked of it: not a kernel, and no failure
     own.triton_red_fused_0 = _Autotuner("miss", ["a", "b", "c"], ["a", "b", "c"])  # its own module's copy, untuned
     launches = inductor.kernel_launches([own, wrapper])
     assert [(k.kernel, k.tuning, k.config, k.configs) for k in launches] == [
