@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fidelity_records import GraphSide, Seed, launch_configs
+from fidelity_records import GraphSide, Seed, launch_records
 
 from reportgen.escape import one_line
 from reportgen.formats import parse_seed_output
@@ -70,7 +70,7 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
 
     window.connect()  # the coordinator pauses this process during reportgen's windows from now on
     recipe, work, compiled = warmed_workload(recipe_path, variant)
-    launches, tuned = launch_configs(inductor.kernel_launches(inductor.loaded_modules()))  # as the run reads them
+    launches = launch_records(inductor.kernel_launches(inductor.loaded_modules()))  # as the run reads them
     device = work.device
 
     def block(fn: Callable[..., object], steps: int) -> float:
@@ -102,7 +102,6 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
         "compiled_samples_ms": comp,
         "host_probe_ms": probe,
         "launches": launches,
-        "tuned": tuned,
     }
 
 

@@ -12,19 +12,35 @@ from pathlib import Path
 
 from fidelity_stats import Pooled
 
-from reportgen.bundle import KernelLaunch, load_bundle
+from reportgen.bundle import KernelLaunch, LaunchChange, load_bundle
+from reportgen.compare.judge import launch_changes
 
 __all__: list[str] = []
 
+Launches = dict[str, dict[str, object]]
+"""A process's Triton kernels as a sittings file keeps them: `KernelLaunch` dumps by `launch_key`."""
 
-def launch_key(launch: KernelLaunch) -> str:
+
+def launch_key(launch: KernelLaunch | LaunchChange) -> str:
     """A Triton kernel as two processes name it alike: `kernel@source` (its name and its source's hash)."""
     return f"{launch.kernel}@{launch.source}"
 
 
-def launch_configs(launches: list[KernelLaunch]) -> tuple[dict[str, str], list[str]]:
-    """Each Triton kernel's launch config by `launch_key`, and those the process tuned on their first call."""
-    return {launch_key(k): k.config for k in launches}, sorted(launch_key(k) for k in launches if k.tuning == "tuned")
+def launch_records(launches: list[KernelLaunch]) -> Launches:
+    """`launches` as a sittings file keeps them."""
+    return {launch_key(k): k.model_dump() for k in launches}
+
+
+def other_configs(ours: Launches, theirs: Launches) -> tuple[int, list[LaunchChange]]:
+    """How many kernels both processes launched, and those `ours` launched with another config than `theirs`
+    (`reportgen.compare.judge.launch_changes`, `theirs` as before)."""
+    changes = launch_changes(*([KernelLaunch.model_validate(k) for k in side.values()] for side in (theirs, ours)))
+    return len(set(ours) & set(theirs)), changes
+
+
+def tuned_count(launches: Launches) -> int:
+    """The kernels the process tuned itself on their first call (an autotune cache miss)."""
+    return sum(1 for k in launches.values() if k.get("tuning") == "tuned")
 
 
 PAIRED_FROM = 1
@@ -58,11 +74,9 @@ class Bare(StepMedians):
     kernel_modules: list[str] = field(default_factory=list)
     """File names of the kernels its compiled graphs' wrappers name (`reportgen.run.modules.named_kernels`: their
     source's hash; empty in files from before): the same as reportgen's bundle keeps, or the two ran other code."""
-    launches: dict[str, str] = field(default_factory=dict)
-    """Each Triton kernel's launch config after the warm-ups, by `kernel@source` (`launch_configs`; empty on a CPU
+    launches: Launches = field(default_factory=dict)
+    """Each Triton kernel's launch config after the warm-ups and how it was chosen (`launch_records`; empty on a CPU
     and in files from before): a kernel tuned in its process on its first call may launch another config in each."""
-    tuned: list[str] = field(default_factory=list)
-    """The kernels among `launches` this process tuned itself (an autotune cache miss)."""
 
 
 @dataclass
@@ -163,10 +177,8 @@ class Run(StepMedians):
     compiled_samples_ms: list[float] = field(default_factory=list)
     kernel_modules: list[str] = field(default_factory=list)
     """File names of the kernel modules the bundle keeps (`Bare.kernel_modules`)."""
-    launches: dict[str, str] = field(default_factory=dict)
+    launches: Launches = field(default_factory=dict)
     """The bundle's launch configs (`Capture.launches`, as `Bare.launches`)."""
-    tuned: list[str] = field(default_factory=list)
-    """The kernels among `launches` the run's process tuned itself (`Bare.tuned`)."""
     placement: str = ""
     """The GPU its processes saw and the CPUs they could use (`placement`; empty in files from before): on
     2xH200, resnet50's compiled read -2.9 to -7.3 % in the comparisons on GPU 0 and CPUs 16-31 (two machines),
@@ -249,7 +261,7 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         kernel_modules=sorted(Path(m.path).name for m in bundle.manifest.modules if m.kind == "kernel"),
         stages_s=dict(metrics.stages_s),
     )
-    run.launches, run.tuned = launch_configs(bundle.capture.launches if bundle.capture else [])
+    run.launches = launch_records(bundle.capture.launches if bundle.capture else [])
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}
     wrappers = sorted((m for m in bundle.manifest.modules if m.kind == "wrapper"), key=lambda m: m.order)

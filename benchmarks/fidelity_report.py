@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from fidelity_records import Bare, Sitting
+from fidelity_records import Bare, Sitting, other_configs, tuned_count
 from fidelity_stats import (
     CONFIDENCE,
     MIN_COMPARISONS,
@@ -248,14 +248,11 @@ def _launches_line(sitting: Sitting) -> None:
     parts: dict[bool, list[float]] = {True: [], False: []}
     differ = []
     for number, run, bare in listed:
-        shared = sorted(set(run.launches) & set(bare.launches))
-        other = [k for k in shared if run.launches[k] != bare.launches[k]]
+        shared, other = other_configs(run.launches, bare.launches)
         parts[not other].append((run.compiled_ms / bare.compiled_ms - 1) * 100)
         if other:
-            differ.append(
-                f"#{number}: {len(other)} of {len(shared)} ({one_line(', '.join(k.split('@')[0] for k in other))})"
-            )
-    tuned = sorted({len(side.tuned) for _, run, bare in listed for side in (run, bare)})
+            differ.append(f"#{number}: {len(other)} of {shared} ({one_line(', '.join(c.kernel for c in other))})")
+    tuned = sorted({tuned_count(side.launches) for _, run, bare in listed for side in (run, bare)})
     means = "; ".join(
         f"{label}: compiled medians' ratio - 1 {statistics.mean(v):+.2f} % over {len(v)}"
         for label, v in (("the same configs", parts[True]), ("other configs", parts[False]))

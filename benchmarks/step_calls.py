@@ -39,7 +39,10 @@ import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from reportgen.bundle import LaunchChange
 
 OUT_VARIABLE = "REPORTGEN_STEP_CALLS_OUT"
 """Where the run's child writes its side (set only for the run this script starts)."""
@@ -186,19 +189,25 @@ def tuned_kernels() -> dict[str, dict[str, object]]:
     """Each Triton kernel of this process's Inductor modules by `kernel@source` (two processes' kernels pair):
     how its launch config was chosen (`cached`, `tuned` in this process, `single`), its candidates, the ms spent
     tuning it here, and the config it launches with (`reportgen.run.inductor.kernel_launches`, as a bundle keeps)."""
-    from fidelity_records import launch_key
+    from fidelity_records import launch_records
 
     from reportgen.run import inductor
 
-    launches = inductor.kernel_launches(inductor.loaded_modules())
-    return {launch_key(k): k.model_dump(exclude={"kernel", "source"}) for k in launches}
+    return launch_records(inductor.kernel_launches(inductor.loaded_modules()))
 
 
 def kernel_choices(sides: dict[str, dict]) -> tuple[int, list[str]]:
     """How many kernels both sides launched, and those launched with different configs."""
-    ours, bare = (sides[s].get("kernels", {}) for s in ("reportgen", "bare"))
-    shared = sorted(set(ours) & set(bare))
-    return len(shared), [k for k in shared if ours[k]["config"] != bare[k]["config"]]
+    from fidelity_records import launch_key
+
+    shared, changes = _other_configs(sides)
+    return shared, [launch_key(c) for c in changes]
+
+
+def _other_configs(sides: dict[str, dict]) -> tuple[int, list[LaunchChange]]:
+    from fidelity_records import other_configs
+
+    return other_configs(sides["reportgen"].get("kernels", {}), sides["bare"].get("kernels", {}))
 
 
 def measure_side(work: Stepper, eager: Callable[..., object], compiled: Callable[..., object], steps: int) -> dict:
@@ -326,12 +335,12 @@ def report(sides: dict[str, dict]) -> str:
             + ", ".join(f"{one_line(state)} {n}" for state, n in sorted(states.items()))
             + f"), tuned in this process for {tuning:.1f} ms"
         )
-    shared, differing = kernel_choices(sides)
+    from fidelity_records import launch_key
+
+    shared, differing = _other_configs(sides)
     lines.append(f"configs launched: the same in {shared - len(differing)} of the {shared} kernels both sides ran")
     lines += [
-        f"  {one_line(k)}: reportgen {one_line(sides['reportgen']['kernels'][k]['config'])}, "
-        f"bare {one_line(sides['bare']['kernels'][k]['config'])}"
-        for k in differing
+        f"  {one_line(launch_key(c))}: reportgen {one_line(c.after)}, bare {one_line(c.before)}" for c in differing
     ]
     for figure in ("eager", "compiled"):
         rows = differences(sides, figure)

@@ -216,8 +216,11 @@ def kernel_launches(modules: list[ModuleType]) -> list[KernelLaunch]:
                 launch = _launch(name, kernel)
             except Exception:  # an object that fails being looked at (a lazy namespace, say) is not a kernel
                 continue
-            if launch is not None and not (launch[1] in found and found[launch[1]][0] <= launch[0]):
-                found[launch[1]] = (launch[0], launch[2])
+            if launch is None:
+                continue
+            launchers, key, record = launch
+            if key not in found or launchers < found[key][0]:  # the copy that ran: the fewest launchers
+                found[key] = (launchers, record)
     return [launch for _, launch in sorted(found.values(), key=lambda found: found[1].kernel)]
 
 

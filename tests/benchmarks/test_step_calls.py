@@ -105,10 +105,24 @@ def test_a_thread_busy_beside_the_steps_shows_under_its_name() -> None:
 
 
 def _kernels(config: str) -> dict:
-    """A side's kernels as `tuned_kernels` keeps them (`KernelLaunch` less its name and source)."""
+    """A side's kernels as `tuned_kernels` keeps them (`KernelLaunch` dumps by `kernel@source`)."""
     return {
-        "triton_red_fused_0@cabc123.py": {"config": config, "tuning": "tuned", "configs": 4, "tuning_ms": 2.5},
-        "triton_poi_fused_1@cd.py": {"config": "XBLOCK: 1024", "tuning": "cached", "configs": 2, "tuning_ms": 0.0},
+        "triton_red_fused_0@cabc123.py": {
+            "kernel": "triton_red_fused_0",
+            "source": "cabc123.py",
+            "config": config,
+            "tuning": "tuned",
+            "configs": 4,
+            "tuning_ms": 2.5,
+        },
+        "triton_poi_fused_1@cd.py": {
+            "kernel": "triton_poi_fused_1",
+            "source": "cd.py",
+            "config": "XBLOCK: 1024",
+            "tuning": "cached",
+            "configs": 2,
+            "tuning_ms": 0.0,
+        },
     }
 
 

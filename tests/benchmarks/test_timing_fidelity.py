@@ -23,6 +23,8 @@ import fidelity_stats
 import timing_fidelity
 from fidelity_records import Bare, GraphSide, Run, Sitting
 
+from reportgen.bundle import KernelLaunch
+
 OOM = "Traceback (most recent call last):\n  ...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n\n"
 TIMINGS = fidelity_children.SEED_REPS_PREFIX + json.dumps([1.5, 1.4, 1.6]) + "\n"
 
@@ -218,11 +220,13 @@ def test_the_report_says_whether_both_sides_launched_the_same_configs(capsys: py
     and splits the compiled medians by it (comparison 2: +4 %; 3 and 4: -1 % and 0 %; 1 has no launches)."""
     sitting = _offsets([[0.0] * 3] * 4)
     for number, (run, bare) in enumerate(zip(sitting.runs, sitting.bares, strict=True)):
-        run.launches = {"triton_red_fused_0@ca.py": "XBLOCK: 1", "triton_poi_fused_1@cb.py": "XBLOCK: 1024"}
-        bare.launches = dict(run.launches)
-        run.tuned, bare.tuned = ["triton_red_fused_0@ca.py"], ["triton_red_fused_0@ca.py"]
+        kernels = [KernelLaunch(kernel="triton_red_fused_0", source="ca.py", config="XBLOCK: 1", tuning="tuned",
+                                configs=4),
+                   KernelLaunch(kernel="triton_poi_fused_1", source="cb.py", config="XBLOCK: 1024", tuning="cached",
+                                configs=2)]  # fmt: skip
+        run.launches, bare.launches = (fidelity_records.launch_records(kernels) for _ in range(2))
         bare.compiled_ms, run.compiled_ms = 10.0, 10.0 * (1.01, 1.04, 0.99, 1.0)[number]
-    sitting.bares[1].launches["triton_red_fused_0@ca.py"] = "XBLOCK: 8"
+    sitting.bares[1].launches["triton_red_fused_0@ca.py"]["config"] = "XBLOCK: 8"
     sitting.runs[0].launches = {}  # a file from before launches were kept: not compared
     sitting.runs[0].compiled_ms = 10.0
     fidelity_report.report(sitting)
