@@ -46,6 +46,7 @@ from pathlib import Path
 from reportgen.locks import hold_lock
 
 __all__ = [
+    "COMPILE_BENCHMARK_WINDOW",
     "LOCK_VARIABLE",
     "ROLE_VARIABLE",
     "SOCKET_VARIABLE",
@@ -74,6 +75,8 @@ ROLE_VARIABLE = "REPORTGEN_WINDOW_ROLE"
 
 STEPS_WINDOW = "steps"
 """The window of one pair of step blocks and the host probe before it (`run.measure`)."""
+COMPILE_BENCHMARK_WINDOW = "compile benchmark"
+"""The GPU-only window of each of Inductor's own benchmarks in a first compiled call (`inductor.benchmarks_in`)."""
 
 
 def graph_timing_window(graph: int, k: int | None) -> str:

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -339,3 +340,42 @@ def test_each_roles_step_windows_sum_what_the_rest_of_the_host_used_meanwhile() 
     mine = {"windows": 2, "open_s": 0.4, "others_s": 0.15, "runs_s": 0.12, "stolen_s": 0.01, "holder_s": 0.46}
     assert summary["steps_cpu"] == {"bare": bare | {"line_s": 0.0}, "reportgen": mine | {"line_s": 0.15}}
     assert "steps_cpu" not in timing_fidelity._window_summary(windows)  # a sitting from before: as it was
+
+
+def test_the_bare_warm_ups_own_benchmarks_each_take_a_gpu_only_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bare loop's first compiled call runs inside `inductor.benchmarks_in`, whose windows are the run child's
+    (`COMPILE_BENCHMARK_WINDOW`, GPU only): a benchmark there takes its turn as reportgen's do. A CPU compile has no
+    GPU benchmark, so the stand-in opens one window where Inductor would, and the compile happens inside."""
+    import contextlib
+
+    import torch
+
+    from reportgen.run import inductor, window
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    opened: list[tuple[str, bool]] = []
+    frames: list[int] = []
+
+    @contextlib.contextmanager
+    def recording_window(what: str, *, gpu_only: bool = False) -> Iterator[None]:
+        opened.append((what, gpu_only))
+        yield
+
+    @contextlib.contextmanager
+    def one_benchmark(factory: Callable[[], contextlib.AbstractContextManager[object]]) -> Iterator[bool]:
+        frames.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+        yield True
+        frames.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+        with factory():  # a benchmark of the first call
+            pass
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    monkeypatch.setattr(window, "timed_window", recording_window)
+    monkeypatch.setattr(inductor, "benchmarks_in", one_benchmark)
+    recipe = Path(__file__).resolve().parents[1] / "data" / "recipes" / "addmul.yaml"
+    fidelity_children.warmed_workload(recipe, None)
+    assert opened == [(window.COMPILE_BENCHMARK_WINDOW, True)]
+    assert frames[0] == 0 and frames[1] >= 1  # compiled within
