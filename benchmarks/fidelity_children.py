@@ -62,6 +62,27 @@ def warmed_workload(recipe_path: Path, variant: str | None) -> tuple[Recipe, Wor
     return recipe, work, compiled
 
 
+def profiled_figures(work: Workload, compiled: Callable[..., object], recipe: Recipe) -> dict[str, object]:
+    """The bare loop's device figures and counts got as the run gets its own: `profile.profiled_steps` compiled
+    steps, then as many eager ones, under torch.profiler (`measure.profile_steps`, each in a `profile` window),
+    read by reportgen's analysis (`analyze_trace`). Run after the timed blocks: nothing timed sees it. A
+    `Figures` dump (`Bare.figures`)."""
+    import tempfile
+
+    from reportgen.analyze import analyze_trace
+    from reportgen.bundle import Figures
+    from reportgen.run import measure
+
+    device = "cuda" if str(work.device).startswith("cuda") else "cpu"
+    steps = recipe.profile.profiled_steps
+    sides = {}
+    with tempfile.TemporaryDirectory(prefix="bare-profile-") as scratch:
+        for name, fn in (("compiled", compiled), ("eager", work.model)):
+            trace = measure.profile_steps(work, fn, steps, Path(scratch) / f"{name}.json.gz")
+            sides[name] = analyze_trace(trace, device, steps)[3]
+    return Figures(device=device, **sides).model_dump(mode="json")
+
+
 def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False) -> dict[str, object]:
     """In this (fresh) process: time eager and compiled like a user's script. Medians and samples in ms.
 
@@ -98,8 +119,10 @@ def bare_loop(recipe_path: Path, variant: str | None, warm_up_only: bool = False
             eager.append(block(work.model, profile.block_steps))
             comp.append(block(compiled, profile.block_steps))
     loaded = inductor.loaded_modules()
+    figures = profiled_figures(work, compiled, recipe)
     return {
         "device": device,
+        "figures": figures,
         "kernel_modules": named_kernels(inductor.module_files([m for m in loaded if inductor.is_wrapper(m)])),
         "eager_ms": statistics.median(eager),
         "compiled_ms": statistics.median(comp),

@@ -77,6 +77,10 @@ class Bare(StepMedians):
     launches: Launches = field(default_factory=dict)
     """Each Triton kernel's launch config after the warm-ups and how it was chosen (`launch_records`; empty on a CPU
     and in files from before): a kernel tuned in its process on its first call may launch another config in each."""
+    figures: dict[str, object] = field(default_factory=dict)
+    """Its device figures and counts per profiled step, eager and compiled, profiled and read as the run's are
+    (`fidelity_children.profiled_figures`: a `Figures` dump; empty in files from before): whether a step-time
+    offset is on the device or the host."""
 
 
 @dataclass
@@ -179,6 +183,8 @@ class Run(StepMedians):
     """File names of the kernel modules the bundle keeps (`Bare.kernel_modules`)."""
     launches: Launches = field(default_factory=dict)
     """The bundle's launch configs (`Capture.launches`, as `Bare.launches`)."""
+    figures: dict[str, object] = field(default_factory=dict)
+    """The bundle's device figures and counts (`Analysis.figures`, as `Bare.figures`)."""
     placement: str = ""
     """The GPU its processes saw and the CPUs they could use (`placement`; empty in files from before): on
     2xH200, resnet50's compiled read -2.9 to -7.3 % in the comparisons on GPU 0 and CPUs 16-31 (two machines),
@@ -262,6 +268,8 @@ def read_run(bundle_dir: Path, round_: int, wall_s: float) -> Run:
         stages_s=dict(metrics.stages_s),
     )
     run.launches = launch_records(bundle.capture.launches if bundle.capture else [])
+    if bundle.analysis is not None and bundle.analysis.figures is not None:
+        run.figures = bundle.analysis.figures.model_dump(mode="json")
     graphs = {g.graph: g for g in bundle.analysis.graphs if g.graph is not None} if bundle.analysis else {}
     benches = {b.graph: b for b in bundle.capture.graph_benchmarks} if bundle.capture else {}
     wrappers = sorted((m for m in bundle.manifest.modules if m.kind == "wrapper"), key=lambda m: m.order)

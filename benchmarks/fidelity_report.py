@@ -25,7 +25,7 @@ from fidelity_stats import (
 )
 from tabulate import tabulate
 
-from reportgen.bundle import SEED_BUCKETS
+from reportgen.bundle import SEED_BUCKETS, Figures, StepFigures
 from reportgen.escape import one_line
 
 __all__: list[str] = []
@@ -266,6 +266,43 @@ def _launches_line(sitting: Sitting) -> None:
     )
 
 
+def other_kernels(ours: StepFigures, theirs: StepFigures) -> list[str]:
+    """The kernel names (Triton's, cuDNN's, cuBLAS's) the two sides ran a different number of times per step."""
+    names = set(ours.kernels) | set(theirs.kernels)
+    return sorted(n for n in names if not math.isclose(ours.kernels.get(n, 0.0), theirs.kernels.get(n, 0.0)))
+
+
+def _device_lines(sitting: Sitting) -> None:
+    """Per side (compiled, eager): device time per profiled step, reportgen's bundle against the bare loop's own
+    profile (`Run.figures`, `Bare.figures`), and the kernels that differ by name: whether a step-time offset is
+    on the device or on the host. Shown, not judged."""
+    pairs = enumerate(zip(sitting.runs, sitting.bares, strict=False), 1)
+    listed = [
+        (n, Figures.model_validate(r.figures), Figures.model_validate(b.figures))
+        for n, (r, b) in pairs
+        if r.figures and b.figures
+    ]
+    for side in ("compiled", "eager"):
+        ratios: list[tuple[int, float]] = []
+        differ: list[str] = []
+        for number, ours, theirs in listed:
+            one, other = getattr(ours, side), getattr(theirs, side)
+            if one is None or other is None or not one.device_ms or not other.device_ms:
+                continue
+            ratios.append((number, (one.device_ms / other.device_ms - 1) * 100))
+            if names := other_kernels(one, other):
+                differ.append(f"#{number}: {len(names)} ({one_line(', '.join(n[:80] for n in names[:3]))})")
+        if ratios:
+            median = statistics.median(value for _, value in ratios)
+            each = ", ".join(f"#{number} {value:+.2f}" for number, value in ratios)
+            print(
+                f"device time per {side} step, reportgen's profiled steps against the bare loop's - 1 (shown, not "
+                f"judged): median {median:+.2f} % over {len(ratios)} ({each}); kernels per step the "
+                f"same by name in {len(ratios) - len(differ)} of {len(ratios)}"
+                + (f"; other in {'; '.join(differ)}" if differ else "")
+            )
+
+
 def report(sitting: Sitting) -> None:
     """Print the processes, the pooled tables and round 1's costs."""
     print(f"\n{one_line(sitting.bundle)} on {one_line(sitting.device)}: every process, in order")
@@ -280,6 +317,7 @@ def report(sitting: Sitting) -> None:
         _paired_lines(sitting, key, f"{key}, reportgen / bare loop block by block - 1", "%")
     _kernels_line(sitting)
     _launches_line(sitting)
+    _device_lines(sitting)
     numbers = sorted({int(k.split()[1]) for k in sitting.pooled if k.startswith("graph ")})
     for number in numbers:
         keys = [(busy_key(number), "busy")] + [(f"graph {number} {b}", f"  {b}") for b in SEED_BUCKETS]

@@ -379,3 +379,47 @@ def test_the_bare_warm_ups_own_benchmarks_each_take_a_gpu_only_window(
     fidelity_children.warmed_workload(recipe, None)
     assert opened == [(window.COMPILE_BENCHMARK_WINDOW, True)]
     assert frames[0] == 0 and frames[1] >= 1  # compiled within
+
+
+def _figures(device_us: list[float], kernels: dict[str, float]) -> dict[str, object]:
+    from reportgen.bundle import Figures, StepFigures
+
+    side = StepFigures(profiled_steps=len(device_us), device_us=device_us, active_us=device_us, kernels=kernels)
+    return Figures(device="cuda", compiled=side, eager=side).model_dump(mode="json")
+
+
+def test_the_report_says_whether_an_offset_is_on_the_device_and_which_kernels_differ(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each side's device time per profiled step (median of its steps) and its kernels by name: comparison 2's
+    reportgen ran cuDNN's other algorithm for 2 % more device time; comparison 1 has no figures (a file from
+    before); 3 is equal to the microsecond."""
+    sitting = _offsets([[0.0] * 3] * 3)
+    conv = {"triton_poi_fused_0": 1.0, "sm90_xmma_fprop_a": 2.0}
+    for run, bare in zip(sitting.runs[1:], sitting.bares[1:], strict=True):
+        run.figures = bare.figures = _figures([1000.0, 1010.0, 990.0], conv)
+    sitting.runs[1].figures = _figures([1020.0, 5000.0, 1019.0], {"triton_poi_fused_0": 1.0, "sm90_xmma_fprop_b": 2.0})
+    fidelity_report.report(sitting)
+    out = capsys.readouterr().out
+    for side in ("compiled", "eager"):
+        assert (
+            f"device time per {side} step, reportgen's profiled steps against the bare loop's - 1 (shown, not "
+            "judged): median +1.00 % over 2 (#2 +2.00, #3 +0.00); kernels per step the same by name in 1 of 2; "
+            "other in #2: 2 (sm90_xmma_fprop_a, sm90_xmma_fprop_b)"
+        ) in out
+
+
+def test_the_bare_loop_profiles_its_steps_as_the_run_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real CPU compile of `a * b + c`: the bare loop's own profile has the recipe's profiled steps on each side,
+    eager dispatching the model's two ATen ops once a step, compiled neither (one fused C++ kernel)."""
+    from reportgen.bundle import Figures
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    recipe_path = Path(__file__).resolve().parents[1] / "data" / "recipes" / "addmul.yaml"
+    recipe, work, compiled = fidelity_children.warmed_workload(recipe_path, None)
+    figures = Figures.model_validate(fidelity_children.profiled_figures(work, compiled, recipe))
+    assert figures.device == "cpu" and figures.eager is not None and figures.compiled is not None
+    assert figures.eager.profiled_steps == figures.compiled.profiled_steps == recipe.profile.profiled_steps == 2
+    assert figures.eager.aten_ops == {"aten::add": 1.0, "aten::mul": 1.0}
+    assert "aten::mul" not in figures.compiled.aten_ops and "aten::add" not in figures.compiled.aten_ops
+    assert len(figures.compiled.device_us) == 2 and all(us > 0 for us in figures.eager.device_us)
