@@ -53,7 +53,7 @@ def warmed_workload(recipe_path: Path, variant: str | None) -> tuple[Recipe, Wor
     recipe = recipe.for_device(device)
     work = build_workload(recipe, str(recipe_path.parent), device)
     compiled = compile_model(recipe, work.model)
-    with inductor.benchmarks_in(lambda: window.timed_window(window.COMPILE_BENCHMARK_WINDOW, gpu_only=True)):
+    with inductor.benchmarks_in(window.compile_benchmark_window):
         for fn in (work.model, compiled):
             for _ in range(max(recipe.profile.warmup, 1)):
                 work.synchronize()

@@ -203,9 +203,7 @@ def _warm_up_compiled(
     from reportgen.run.modules import copy_modules
 
     _log("compiling (first call)")
-    with inductor.benchmarks_in(
-        lambda: window.timed_window(window.COMPILE_BENCHMARK_WINDOW, gpu_only=True)
-    ):  # its GPU, alone
+    with inductor.benchmarks_in(window.compile_benchmark_window):  # its GPU, alone
         progress.metrics(compile_time_s=measure.time_call(work, compiled))
         for _ in range(max(recipe.profile.warmup - 1, 0)):
             measure.time_call(work, compiled)

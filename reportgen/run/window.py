@@ -53,6 +53,7 @@ __all__ = [
     "STEPS_WINDOW",
     "WAIT_S",
     "WindowLog",
+    "compile_benchmark_window",
     "connect",
     "drain_gpu",
     "dump_log",
@@ -77,6 +78,12 @@ STEPS_WINDOW = "steps"
 """The window of one pair of step blocks and the host probe before it (`run.measure`)."""
 COMPILE_BENCHMARK_WINDOW = "compile benchmark"
 """The GPU-only window of each of Inductor's own benchmarks in a first compiled call (`inductor.benchmarks_in`)."""
+
+
+def compile_benchmark_window() -> contextlib.AbstractContextManager[None]:
+    """The window of one of Inductor's benchmarks in a first compiled call: GPU-only (`inductor.benchmarks_in`'s
+    `window`, for the run's child and for a benchmark's bare loop alike)."""
+    return timed_window(COMPILE_BENCHMARK_WINDOW, gpu_only=True)
 
 
 def graph_timing_window(graph: int, k: int | None) -> str:
