@@ -423,3 +423,20 @@ def test_the_bare_loop_profiles_its_steps_as_the_run_does(tmp_path: Path, monkey
     assert figures.eager.aten_ops == {"aten::add": 1.0, "aten::mul": 1.0}
     assert "aten::mul" not in figures.compiled.aten_ops and "aten::add" not in figures.compiled.aten_ops
     assert len(figures.compiled.device_us) == 2 and all(us > 0 for us in figures.eager.device_us)
+
+
+def test_a_bare_profile_that_fails_leaves_the_timed_medians_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bare loop's own profile is a diagnostic: when it cannot be read, the process still returns its medians
+    (a real CPU compile and timing), with no figures, and its log says why."""
+
+    def unreadable(*args: object) -> dict[str, object]:
+        raise RuntimeError("trace past its bounds")
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(fidelity_children, "profiled_figures", unreadable)
+    recipe = Path(__file__).resolve().parents[1] / "data" / "recipes" / "addmul.yaml"
+    found = fidelity_children.bare_loop(recipe, None)
+    assert found["figures"] == {} and len(found["compiled_samples_ms"]) == 3  # type: ignore[arg-type]
+    assert "bare loop's profile not read: RuntimeError: trace past its bounds" in capsys.readouterr().err
