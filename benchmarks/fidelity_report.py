@@ -25,7 +25,8 @@ from fidelity_stats import (
 )
 from tabulate import tabulate
 
-from reportgen.bundle import SEED_BUCKETS, Figures, StepFigures
+from reportgen.bundle import SEED_BUCKETS, Figures
+from reportgen.compare.judge import count_changes
 from reportgen.escape import one_line
 
 __all__: list[str] = []
@@ -266,16 +267,10 @@ def _launches_line(sitting: Sitting) -> None:
     )
 
 
-def other_kernels(ours: StepFigures, theirs: StepFigures) -> list[str]:
-    """The kernel names (Triton's, cuDNN's, cuBLAS's) the two sides ran a different number of times per step."""
-    names = set(ours.kernels) | set(theirs.kernels)
-    return sorted(n for n in names if not math.isclose(ours.kernels.get(n, 0.0), theirs.kernels.get(n, 0.0)))
-
-
 def _device_lines(sitting: Sitting) -> None:
     """Per side (compiled, eager): device time per profiled step, reportgen's bundle against the bare loop's own
-    profile (`Run.figures`, `Bare.figures`), and the kernels that differ by name: whether a step-time offset is
-    on the device or on the host. Shown, not judged."""
+    profile (`Run.figures`, `Bare.figures`), and the kernels whose count per step differs (`count_changes`, the
+    largest change first): whether a step-time offset is on the device or on the host. Shown, not judged."""
     pairs = enumerate(zip(sitting.runs, sitting.bares, strict=False), 1)
     listed = [
         (n, Figures.model_validate(r.figures), Figures.model_validate(b.figures))
@@ -290,7 +285,8 @@ def _device_lines(sitting: Sitting) -> None:
             if one is None or other is None or not one.device_ms or not other.device_ms:
                 continue
             ratios.append((number, (one.device_ms / other.device_ms - 1) * 100))
-            if names := other_kernels(one, other):
+            changes = [c for c in count_changes(theirs, ours, limit=None) if c.side == side and c.what == "kernel"]
+            if names := [c.name for c in changes]:
                 differ.append(f"#{number}: {len(names)} ({one_line(', '.join(n[:80] for n in names[:3]))})")
         if ratios:
             median = statistics.median(value for _, value in ratios)

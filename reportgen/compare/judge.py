@@ -144,8 +144,11 @@ def wall_metrics(
     return [*out, host.model_copy(update={"kind": "wall", "gated": False})]
 
 
-def count_changes(before: Figures | None, after: Figures | None) -> list[CountChange]:
-    """Ops and kernels whose count per step changed, each side, largest change first (`COUNT_CHANGE_ROWS`)."""
+def count_changes(
+    before: Figures | None, after: Figures | None, limit: int | None = COUNT_CHANGE_ROWS
+) -> list[CountChange]:
+    """Ops and kernels whose count per step changed, each side, largest change first (the first `limit`; None:
+    all)."""
     out: list[CountChange] = []
     for side in _SIDES:
         a, b = side_figures(before, side), side_figures(after, side)
@@ -157,7 +160,7 @@ def count_changes(before: Figures | None, after: Figures | None) -> list[CountCh
                 if old != new:
                     out.append(CountChange(side=side, what=what, name=name, before=old, after=new))  # type: ignore[arg-type]
     out.sort(key=lambda c: (-abs(c.after - c.before), c.side, c.name))
-    return out[:COUNT_CHANGE_ROWS]
+    return out[:limit]
 
 
 def launch_changes(before: list[KernelLaunch], after: list[KernelLaunch]) -> list[LaunchChange]:
