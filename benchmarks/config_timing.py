@@ -11,7 +11,8 @@ module's `get_args`), `--rounds` times in turn. Per kernel it prints both sides'
 the differences times each kernel's launches in the cache's wrappers: reportgen's side less the bare side's, per step.
 
 CALLS_JSON: `step_calls.py --json` output (`{"reportgen": {"kernels": {...}}, "bare": {"kernels": {...}}}`, each
-kernel `{"kernel", "source", "config"}`). Needs a CUDA device and Triton; reads nothing of reportgen.
+kernel a `KernelLaunch` dump). Needs a CUDA device and Triton, and reportgen on the path (`PYTHONPATH`, as the
+sittings' device command sets it).
 """
 
 from __future__ import annotations
@@ -25,15 +26,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from fidelity_records import Launches, other_configs
 
-def differing(calls: dict[str, dict[str, dict[str, dict[str, str]]]]) -> list[tuple[str, str, str, str]]:
-    """(kernel, source, reportgen's config, bare's config) for each kernel both sides ran with other configs."""
-    ours, bare = calls["reportgen"]["kernels"], calls["bare"]["kernels"]
-    return [
-        (launch["kernel"], launch["source"], launch["config"], bare[key]["config"])
-        for key, launch in sorted(ours.items())
-        if key in bare and bare[key]["config"] != launch["config"]
-    ]
+
+def differing(calls: dict[str, dict[str, Launches]]) -> list[tuple[str, str, str, str]]:
+    """(kernel, source, reportgen's config, bare's config) for each kernel both sides ran with other configs
+    (`fidelity_records.other_configs`, as `step_calls.py` pairs them)."""
+    _, changes = other_configs(calls["reportgen"]["kernels"], calls["bare"]["kernels"])
+    return [(c.kernel, c.source, c.after, c.before) for c in changes]
 
 
 def candidate_times(source: Path, kernel: str, rounds: int, scratch: Path) -> dict[str, list[float]]:

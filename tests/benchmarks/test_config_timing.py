@@ -16,10 +16,13 @@ import config_timing
 A, B = "XBLOCK: 512, num_warps: 8", "XBLOCK: 1024, num_warps: 4"
 
 
-def _calls(ours: dict[str, str], bare: dict[str, str]) -> dict[str, dict[str, dict[str, dict[str, str]]]]:
-    def side(configs: dict[str, str]) -> dict[str, dict[str, dict[str, str]]]:
+def _calls(ours: dict[str, str], bare: dict[str, str]) -> dict[str, dict[str, dict[str, dict[str, object]]]]:
+    def side(configs: dict[str, str]) -> dict[str, dict[str, dict[str, object]]]:
         return {
-            "kernels": {f"{k}@c{k}.py": {"kernel": k, "source": f"c{k}.py", "config": c} for k, c in configs.items()}
+            "kernels": {
+                f"{k}@c{k}.py": {"kernel": k, "source": f"c{k}.py", "config": c, "tuning": "cached", "configs": 2}
+                for k, c in configs.items()
+            }
         }
 
     return {"reportgen": side(ours), "bare": side(bare)}
