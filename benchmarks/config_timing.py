@@ -28,6 +28,8 @@ from pathlib import Path
 
 from fidelity_records import Launches, other_configs
 
+from reportgen.escape import one_line
+
 
 def differing(calls: dict[str, dict[str, Launches]]) -> list[tuple[str, str, str, str]]:
     """(kernel, source, reportgen's config, bare's config) for each kernel both sides ran with other configs
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
         torch.cuda.set_device(0)
     except Exception as error:  # shown; each kernel then reports its own failure
-        print(f"no CUDA device: {error}")
+        print(f"no CUDA device: {one_line(str(error))}")
     with tempfile.TemporaryDirectory() as scratch:
         for kernel, source, ours, theirs in differing(json.loads(options.calls.read_text())):
             launches = launches_per_step(kernel, source, modules)
@@ -88,12 +90,12 @@ def main(argv: list[str] | None = None) -> int:
                 row.update(reportgen_ms=ours_ms, bare_ms=theirs_ms)
                 total += (ours_ms - theirs_ms) * launches
                 print(
-                    f"{kernel} (x{launches}): reportgen {ours_ms * 1e3:.1f} us, bare {theirs_ms * 1e3:.1f} us",
+                    f"{one_line(kernel)} (x{launches}): reportgen {ours_ms * 1e3:.1f} us, bare {theirs_ms * 1e3:.1f} us",
                     flush=True,
                 )
             except Exception as error:  # one kernel's failure is shown, the others still run
                 row["error"] = f"{type(error).__name__}: {error}"
-                print(f"{kernel}: {row['error']}", flush=True)
+                print(f"{one_line(kernel)}: {one_line(str(row['error']))}", flush=True)  # text from files: escaped
             rows.append(row)
             if options.json:  # after each kernel: a run cut short keeps what it timed
                 options.json.write_text(json.dumps({"kernels": rows, "difference_ms": total}, indent=1))
